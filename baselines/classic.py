@@ -1,0 +1,99 @@
+"""The classic packet schedulers of multipath transport: MinRTT and round-robin.
+
+Both serve blocks first-in first-out and are unaware of deadlines and priorities; they
+only choose *when* a path takes the next packet. Each class is the readable
+specification of a native twin compiled into the core (docs/model.md section 10); the
+two make identical decisions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..envs.policy import WAIT, Observation, Policy
+
+__all__ = ["MinRTT", "RoundRobin", "RandomBlock"]
+
+
+class MinRTT(Policy):
+    """MinRTT, the default scheduler of Linux MPTCP and of MPQUIC.
+
+    Paasch et al., "Experimental evaluation of multipath TCP schedulers", CSWS 2014
+    (seed 000 ref. [12], seed 002 "SPD"). The block order is FIFO; each packet goes to the
+    path with the smallest smoothed RTT among those whose congestion window has room.
+
+    Mapping onto the per-path decision point: when path ``j`` can send but another path
+    that can send has a smaller ``(srtt, index)``, ``j`` waits (that path is offered the
+    packet in the same decision round); otherwise ``j`` sends the oldest sendable block.
+    """
+
+    name = "minrtt"
+    native = "minrtt"
+
+    def decide(self, obs: Observation) -> int:
+        j = obs.path
+        srtt = obs.srtt_ns
+        for i in range(obs.n_paths):
+            if i != j and obs.can_send[i] and (srtt[i], i) < (srtt[j], j):
+                return WAIT
+        return int(obs.sendable()[0])
+
+
+class RoundRobin(Policy):
+    """Round-robin over the paths that can send (the MPTCP "roundrobin" scheduler).
+
+    Seed 000 §V ("RR: sends packets in a round-robin fashion"). Blocks are FIFO. A cursor
+    names the path whose turn it is; the first path at or after the cursor that can send
+    takes the packet and the cursor moves past it. Any other deciding path waits.
+    """
+
+    name = "rr"
+    native = "rr"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cursor = 0
+
+    def reset(self, obs: Observation) -> None:
+        self._cursor = 0
+
+    def decide(self, obs: Observation) -> int:
+        P = obs.n_paths
+        for k in range(P):
+            i = (self._cursor + k) % P
+            if not obs.can_send[i]:
+                continue
+            if i != obs.path:
+                return WAIT
+            self._cursor = (obs.path + 1) % P
+            return int(obs.sendable()[0])
+        return WAIT
+
+
+class RandomBlock(Policy):
+    """Uniformly random sendable block on whichever path asks; never waits.
+
+    A floor for comparisons and a smoke test for the step API. Seeded per episode.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the policy's own generator, re-applied at every episode start.
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__()
+        self.seed = int(seed)
+        self._rng = np.random.default_rng(self.seed)
+
+    def reset(self, obs: Observation) -> None:
+        self._rng = np.random.default_rng(self.seed)
+
+    def decide(self, obs: Observation) -> int:
+        s = obs.sendable()
+        return int(s[self._rng.integers(len(s))])
+
+    def params(self) -> dict[str, int]:
+        return {"seed": self.seed}

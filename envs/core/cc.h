@@ -1,0 +1,29 @@
+/*
+ * Congestion-control interface of a subflow (docs/model.md 7.3-7.6).
+ *
+ * The loss-recovery machinery (records, the 3-duplicate-ACK rule, recovery periods,
+ * the RTO timer) is common to every window-based controller and lives in sim.c; a
+ * controller only decides how the window reacts. Coupled controllers read the other
+ * subflows through the simulator handed to them.
+ */
+#ifndef MPSCHED_CC_H
+#define MPSCHED_CC_H
+
+#include "sim.h"
+
+typedef struct mps_cc_ops {
+    const char *name;
+    /* 0: link-clocked (ideal), never window-limited, no timer; 1: window-based. */
+    int window_based;
+    void (*init)(mps_sim *s, int j);
+    /* Window growth for newly acknowledged bytes outside recovery (7.3 step 6). */
+    void (*on_ack)(mps_sim *s, int j, int64_t acked_bytes, int64_t inflight_before);
+    /* A new congestion event (7.4); flight = bytes in flight before the loss. */
+    void (*on_congestion)(mps_sim *s, int j, int64_t flight);
+    /* A retransmission timeout (7.5); flight = bytes in flight before it. */
+    void (*on_rto)(mps_sim *s, int j, int64_t flight);
+} mps_cc_ops;
+
+extern const mps_cc_ops *const mps_cc_table[MPS_CC_COUNT];
+
+#endif

@@ -1,0 +1,982 @@
+/*
+ * CPython binding of the simulator core: mpsched.envs._core.
+ *
+ * Types:
+ *   Sim     one episode (sim.h) driven natively (run) or decision by decision
+ *   Batch   N episodes stepped in one call into caller-owned numpy buffers
+ *   Buffer  a read-only zero-copy view of an array owned by a Sim
+ * Every argument is checked here; the core itself trusts its inputs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "obs.h"
+#include "policy.h"
+#include "sim.h"
+
+/* ------------------------------------------------------------------------- */
+/* Buffer                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD PyObject *owner;
+    void *ptr;
+    Py_ssize_t itemsize;
+    char format[4];
+    int ndim;
+    Py_ssize_t shape[2];
+    Py_ssize_t strides[2];
+} BufferObject;
+
+static int Buffer_getbuffer(PyObject *obj, Py_buffer *view, int flags) {
+    BufferObject *self = (BufferObject *)obj;
+    if (flags & PyBUF_WRITABLE) {
+        PyErr_SetString(PyExc_BufferError, "simulator state views are read-only");
+        view->obj = NULL;
+        return -1;
+    }
+    Py_ssize_t n = 1;
+    for (int i = 0; i < self->ndim; i++) n *= self->shape[i];
+    view->buf = self->ptr;
+    view->obj = Py_NewRef(obj);
+    view->len = n * self->itemsize;
+    view->readonly = 1;
+    view->itemsize = self->itemsize;
+    view->format = (flags & PyBUF_FORMAT) ? self->format : NULL;
+    view->ndim = self->ndim;
+    view->shape = self->shape;
+    view->strides = self->strides;
+    view->suboffsets = NULL;
+    view->internal = NULL;
+    return 0;
+}
+
+static void Buffer_dealloc(PyObject *obj) {
+    BufferObject *self = (BufferObject *)obj;
+    Py_XDECREF(self->owner);
+    Py_TYPE(obj)->tp_free(obj);
+}
+
+static PyBufferProcs Buffer_as_buffer = {Buffer_getbuffer, NULL};
+
+static PyTypeObject BufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mpsched.envs._core.Buffer",
+    .tp_basicsize = sizeof(BufferObject),
+    .tp_dealloc = Buffer_dealloc,
+    .tp_as_buffer = &Buffer_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Read-only view of an array owned by a Sim (use numpy.asarray).",
+};
+
+static PyObject *make_buffer(PyObject *owner, void *ptr, const char *format, Py_ssize_t itemsize, Py_ssize_t n0,
+                             Py_ssize_t n1) {
+    BufferObject *b = PyObject_New(BufferObject, &BufferType);
+    if (!b) return NULL;
+    b->owner = Py_NewRef(owner);
+    b->ptr = ptr;
+    b->itemsize = itemsize;
+    strncpy(b->format, format, sizeof b->format - 1);
+    b->format[sizeof b->format - 1] = '\0';
+    b->ndim = n1 > 0 ? 2 : 1;
+    b->shape[0] = n0;
+    b->shape[1] = n1;
+    b->strides[0] = n1 > 0 ? n1 * itemsize : itemsize;
+    b->strides[1] = itemsize;
+    return (PyObject *)b;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Argument helpers                                                          */
+/* ------------------------------------------------------------------------- */
+
+static int get_int64(PyObject *dict, const char *key, const char *ctx, int64_t *out) {
+    PyObject *v = PyDict_GetItemString(dict, key);
+    if (!v) {
+        PyErr_Format(PyExc_KeyError, "%s.%s: missing", ctx, key);
+        return -1;
+    }
+    if (PyBool_Check(v) || !PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "%s.%s: expected an int, got %s", ctx, key, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    long long x = PyLong_AsLongLong(v);
+    if (x == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "%s.%s: does not fit in a signed 64-bit integer", ctx, key);
+        return -1;
+    }
+    *out = (int64_t)x;
+    return 0;
+}
+
+static int as_uint64(PyObject *v, const char *what, uint64_t *out) {
+    if (PyBool_Check(v) || !PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", what, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    unsigned long long x = PyLong_AsUnsignedLongLong(v);
+    if (x == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "%s: must be in [0, 2^64)", what);
+        return -1;
+    }
+    *out = (uint64_t)x;
+    return 0;
+}
+
+/* kind: 'q' int64, 'i' int32, 'd' float64, 'b' one-byte bool/uint8. */
+static int format_matches(const char *fmt, char kind, Py_ssize_t itemsize) {
+    if (!fmt) fmt = "B";
+    if (*fmt == '<' || *fmt == '=' || *fmt == '@') fmt++;
+    if (fmt[0] == '\0' || fmt[1] != '\0') return 0;
+    switch (kind) {
+    case 'q':
+        return itemsize == 8 && (fmt[0] == 'q' || fmt[0] == 'l');
+    case 'i':
+        return itemsize == 4 && (fmt[0] == 'i' || (fmt[0] == 'l' && sizeof(long) == 4));
+    case 'd':
+        return itemsize == 8 && fmt[0] == 'd';
+    case 'f':
+        return itemsize == 4 && fmt[0] == 'f';
+    case 'b':
+        return itemsize == 1 && (fmt[0] == '?' || fmt[0] == 'B' || fmt[0] == 'b');
+    default:
+        return 0;
+    }
+}
+
+static const char *kind_name(char kind) {
+    switch (kind) {
+    case 'q':
+        return "int64";
+    case 'i':
+        return "int32";
+    case 'd':
+        return "float64";
+    case 'f':
+        return "float32";
+    default:
+        return "bool or uint8";
+    }
+}
+
+/* A C-contiguous buffer of the given kind with ndim dimensions; shape entries < 0 are
+ * free. Writable when asked. */
+static int get_array(PyObject *obj, char kind, int ndim, const Py_ssize_t *shape, int writable, const char *what,
+                     Py_buffer *view) {
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) != 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: expected a C-contiguous%s %s array, got %s", what,
+                     writable ? " writable" : "", kind_name(kind), Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (!format_matches(view->format, kind, view->itemsize)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected dtype %s, got buffer format '%s'", what, kind_name(kind),
+                     view->format ? view->format : "B");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if (view->ndim != ndim) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %d dimension(s), got %d", what, ndim, view->ndim);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] >= 0 && view->shape[i] != shape[i]) {
+            PyErr_Format(PyExc_ValueError, "%s: expected size %zd along axis %d, got %zd", what, shape[i], i,
+                         view->shape[i]);
+            PyBuffer_Release(view);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *core_error(const mps_sim *s) {
+    if (s->error == MPS_ERR_NOMEM) return PyErr_NoMemory();
+    PyErr_SetString(PyExc_RuntimeError, s->errmsg[0] ? s->errmsg : "simulator core error");
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Sim                                                                       */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD mps_sim *sim;
+    mps_policy policy; /* native policy state for run() */
+} SimObject;
+
+static PyTypeObject SimType;
+
+static void Sim_dealloc(PyObject *obj) {
+    SimObject *self = (SimObject *)obj;
+    mps_sim_free(self->sim);
+    Py_TYPE(obj)->tp_free(obj);
+}
+
+static int parse_cc(PyObject *dict, const char *ctx, int32_t *out) {
+    PyObject *v = PyDict_GetItemString(dict, "cc");
+    if (!v) {
+        PyErr_Format(PyExc_KeyError, "%s.cc: missing", ctx);
+        return -1;
+    }
+    if (!PyUnicode_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "%s.cc: expected a str, got %s", ctx, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    const char *name = PyUnicode_AsUTF8(v);
+    if (!name) return -1;
+    if (strcmp(name, "ideal") == 0)
+        *out = MPS_CC_IDEAL;
+    else if (strcmp(name, "newreno") == 0)
+        *out = MPS_CC_NEWRENO;
+    else {
+        PyErr_Format(PyExc_ValueError, "%s.cc: unknown congestion control '%s' (known: ideal, newreno)", ctx, name);
+        return -1;
+    }
+    return 0;
+}
+
+static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
+    SimObject *self = (SimObject *)obj;
+    static char *kwlist[] = {"mss_bytes", "header_bytes", "end_ns", "seed", "paths", "blocks", NULL};
+    long long mss, header, end_ns;
+    PyObject *seed_obj, *paths, *blocks;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOO", kwlist, &mss, &header, &end_ns, &seed_obj, &paths,
+                                     &blocks))
+        return -1;
+    if (self->sim) {
+        PyErr_SetString(PyExc_RuntimeError, "Sim is already initialized");
+        return -1;
+    }
+    mps_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    if (mss < 1 || mss > 65535 || header < 0 || header > 1024) {
+        PyErr_Format(PyExc_ValueError, "mss_bytes %lld must be in [1, 65535] and header_bytes %lld in [0, 1024]", mss,
+                     header);
+        return -1;
+    }
+    cfg.mss_bytes = (int32_t)mss;
+    cfg.header_bytes = (int32_t)header;
+    cfg.end_ns = (int64_t)end_ns;
+    if (as_uint64(seed_obj, "seed", &cfg.seed) != 0) return -1;
+    if (!PyList_Check(paths) && !PyTuple_Check(paths)) {
+        PyErr_SetString(PyExc_TypeError, "paths: expected a list of dicts");
+        return -1;
+    }
+    Py_ssize_t n_paths = PySequence_Size(paths);
+    if (n_paths < 1 || n_paths > MPS_MAX_PATHS) {
+        PyErr_Format(PyExc_ValueError, "paths: %zd paths given; 1 to %d are supported", n_paths, MPS_MAX_PATHS);
+        return -1;
+    }
+    if (!PyDict_Check(blocks)) {
+        PyErr_SetString(PyExc_TypeError, "blocks: expected a dict of arrays");
+        return -1;
+    }
+    cfg.n_paths = (int32_t)n_paths;
+
+    Py_buffer bufs[2 * MPS_MAX_PATHS + 5];
+    int nbufs = 0, rc = -1;
+    char ctx[32];
+    for (Py_ssize_t j = 0; j < n_paths; j++) {
+        PyObject *pd = PySequence_Fast_GET_ITEM(paths, j); /* list or tuple */
+        snprintf(ctx, sizeof ctx, "paths[%zd]", j);
+        if (!PyDict_Check(pd)) {
+            PyErr_Format(PyExc_TypeError, "%s: expected a dict, got %s", ctx, Py_TYPE(pd)->tp_name);
+            goto done;
+        }
+        mps_path_config *pc = &cfg.paths[j];
+        int64_t loss;
+        if (get_int64(pd, "fwd_delay_ns", ctx, &pc->fwd_delay_ns) || get_int64(pd, "rev_delay_ns", ctx, &pc->rev_delay_ns) ||
+            get_int64(pd, "queue_bytes", ctx, &pc->queue_bytes) || get_int64(pd, "loss_threshold", ctx, &loss) ||
+            get_int64(pd, "initial_cwnd_bytes", ctx, &pc->initial_cwnd_bytes) ||
+            get_int64(pd, "min_rto_ns", ctx, &pc->min_rto_ns) || get_int64(pd, "max_rto_ns", ctx, &pc->max_rto_ns) ||
+            get_int64(pd, "bw_cycle_ns", ctx, &pc->bw_cycle_ns) ||
+            get_int64(pd, "ring_capacity", ctx, &pc->ring_capacity) || parse_cc(pd, ctx, &pc->cc))
+            goto done;
+        if (loss < 0) {
+            PyErr_Format(PyExc_ValueError, "%s.loss_threshold: %lld is negative", ctx, (long long)loss);
+            goto done;
+        }
+        pc->loss_threshold = (uint64_t)loss;
+        PyObject *starts = PyDict_GetItemString(pd, "bw_start_ns");
+        PyObject *rates = PyDict_GetItemString(pd, "bw_rate_bps");
+        if (!starts || !rates) {
+            PyErr_Format(PyExc_KeyError, "%s: bw_start_ns and bw_rate_bps are required", ctx);
+            goto done;
+        }
+        Py_ssize_t free_shape[1] = {-1};
+        char what[64];
+        snprintf(what, sizeof what, "%s.bw_start_ns", ctx);
+        if (get_array(starts, 'q', 1, free_shape, 0, what, &bufs[nbufs]) != 0) goto done;
+        Py_buffer *sb = &bufs[nbufs++];
+        Py_ssize_t rate_shape[1] = {sb->shape[0]};
+        snprintf(what, sizeof what, "%s.bw_rate_bps", ctx);
+        if (get_array(rates, 'q', 1, rate_shape, 0, what, &bufs[nbufs]) != 0) goto done;
+        Py_buffer *rb = &bufs[nbufs++];
+        if (sb->shape[0] < 1 || sb->shape[0] > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s.bw_start_ns: the bandwidth schedule is empty", ctx);
+            goto done;
+        }
+        pc->bw_n = (int32_t)sb->shape[0];
+        pc->bw_start_ns = (const int64_t *)sb->buf;
+        pc->bw_rate_bps = (const int64_t *)rb->buf;
+    }
+    {
+        static const char *names[5] = {"arrival_ns", "size_bytes", "deadline_ns", "priority", "weight"};
+        static const char kinds[5] = {'q', 'q', 'q', 'i', 'd'};
+        Py_ssize_t shape[1] = {-1};
+        const void *ptrs[5];
+        for (int k = 0; k < 5; k++) {
+            PyObject *a = PyDict_GetItemString(blocks, names[k]);
+            char what[48];
+            snprintf(what, sizeof what, "blocks.%s", names[k]);
+            if (!a) {
+                PyErr_Format(PyExc_KeyError, "%s: missing", what);
+                goto done;
+            }
+            if (get_array(a, kinds[k], 1, shape, 0, what, &bufs[nbufs]) != 0) goto done;
+            shape[0] = bufs[nbufs].shape[0];
+            ptrs[k] = bufs[nbufs].buf;
+            nbufs++;
+        }
+        if (shape[0] < 1 || shape[0] >= INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "blocks: %zd blocks given; at least 1 is needed", shape[0]);
+            goto done;
+        }
+        cfg.n_blocks = (int32_t)shape[0];
+        cfg.arrival_ns = ptrs[0];
+        cfg.size_bytes = ptrs[1];
+        cfg.deadline_ns = ptrs[2];
+        cfg.priority = ptrs[3];
+        cfg.weight = ptrs[4];
+    }
+    {
+        char err[256];
+        if (mps_config_check(&cfg, err, sizeof err) != 0) {
+            PyErr_SetString(PyExc_ValueError, err);
+            goto done;
+        }
+    }
+    self->sim = mps_sim_create(&cfg);
+    if (!self->sim) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    self->policy.id = -1;
+    rc = 0;
+done:
+    for (int i = 0; i < nbufs; i++) PyBuffer_Release(&bufs[i]);
+    return rc;
+}
+
+#define SIM_READY(self)                                                      \
+    do {                                                                     \
+        if (!(self)->sim) {                                                  \
+            PyErr_SetString(PyExc_RuntimeError, "Sim is not initialized");   \
+            return NULL;                                                     \
+        }                                                                    \
+    } while (0)
+
+static PyObject *Sim_reset(PyObject *obj, PyObject *arg) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    uint64_t seed;
+    if (as_uint64(arg, "seed", &seed) != 0) return NULL;
+    mps_sim_reset(self->sim, seed);
+    mps_policy_reset(&self->policy);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Sim_next_decision(PyObject *obj, PyObject *unused) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    int j = mps_next_decision(self->sim);
+    if (j == -2) return core_error(self->sim);
+    return PyLong_FromLong(j);
+}
+
+static int as_block_index(PyObject *arg, const char *what, long long *out) {
+    if (PyBool_Check(arg) || !PyIndex_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", what, Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsLongLong(arg);
+    if (*out == -1 && PyErr_Occurred()) return -1;
+    return 0;
+}
+
+static PyObject *Sim_apply(PyObject *obj, PyObject *arg) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    long long b;
+    if (as_block_index(arg, "action", &b) != 0) return NULL;
+    mps_sim *s = self->sim;
+    if (s->pending < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "no decision is pending: call next_decision() first");
+        return NULL;
+    }
+    if (b != MPS_WAIT && (b < 0 || b >= s->n_blocks || !mps_block_sendable(s, (int32_t)b))) {
+        const char *why = b < 0 || b >= s->n_blocks ? "does not exist"
+                          : !(s->flags[b] & MPS_BLK_ARRIVED) ? "has not arrived yet"
+                          : (s->flags[b] & MPS_BLK_CANCELLED) ? "was cancelled"
+                                                               : "has no bytes left to send";
+        PyErr_Format(PyExc_ValueError, "action %lld: block %lld %s (choose a sendable block or WAIT = -1)", b, b, why);
+        return NULL;
+    }
+    mps_apply(s, (int32_t)b);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Sim_cancel(PyObject *obj, PyObject *arg) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    long long b;
+    if (as_block_index(arg, "block", &b) != 0) return NULL;
+    mps_sim *s = self->sim;
+    if (s->pending < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "blocks can only be cancelled during a decision");
+        return NULL;
+    }
+    if (b < 0 || b >= s->n_blocks || mps_cancel(s, (int32_t)b) != 0) {
+        PyErr_Format(PyExc_ValueError, "cancel: block %lld %s", b,
+                     b < 0 || b >= s->n_blocks ? "does not exist" : "has not arrived yet");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Sim_run(PyObject *obj, PyObject *arg) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "run: expected a native policy name");
+        return NULL;
+    }
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name) return NULL;
+    int id = -1;
+    for (int k = 0; k < MPS_POLICY_COUNT; k++)
+        if (strcmp(name, mps_policy_names[k]) == 0) id = k;
+    if (id < 0) {
+        PyErr_Format(PyExc_ValueError, "run: unknown native policy '%s'", name);
+        return NULL;
+    }
+    if (self->sim->pending >= 0) {
+        PyErr_SetString(PyExc_RuntimeError, "run: a decision is pending from step-wise use; reset first");
+        return NULL;
+    }
+    memset(&self->policy, 0, sizeof self->policy);
+    self->policy.id = id;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = mps_run(self->sim, &self->policy);
+    Py_END_ALLOW_THREADS if (rc != 0) return core_error(self->sim);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Sim_take_reward(PyObject *obj, PyObject *unused) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    return PyFloat_FromDouble(mps_take_reward(self->sim));
+}
+
+static PyObject *Sim_sendable(PyObject *obj, PyObject *arg) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    Py_buffer out;
+    Py_ssize_t shape[1] = {-1};
+    if (get_array(arg, 'i', 1, shape, 1, "sendable(out)", &out) != 0) return NULL;
+    int32_t n = mps_sendable_list(self->sim, (int32_t *)out.buf, (int32_t)out.shape[0]);
+    PyBuffer_Release(&out);
+    return PyLong_FromLong(n);
+}
+
+/* Block and path arrays that can be viewed; offsets into mps_sim / mps_path_view. */
+typedef struct {
+    const char *name;
+    int per_path; /* 0: per block; 1: per path; 2: per block x path */
+    const char *format;
+    Py_ssize_t itemsize;
+} view_desc;
+
+static void *view_ptr(mps_sim *s, const char *name) {
+    mps_path_view *v = &s->pv;
+#define V(n, p) \
+    if (strcmp(name, n) == 0) return (void *)(p)
+    V("arrival_ns", s->arrival_ns);
+    V("size_bytes", s->size_bytes);
+    V("deadline_ns", s->deadline_ns);
+    V("priority", s->priority);
+    V("weight", s->weight);
+    V("unsent_bytes", s->unsent_bytes);
+    V("lost_pending_bytes", s->lost_pending_bytes);
+    V("acked_bytes", s->acked_bytes);
+    V("recv_bytes", s->recv_bytes);
+    V("duplicate_bytes", s->duplicate_bytes);
+    V("first_send_ns", s->first_send_ns);
+    V("completion_ns", s->completion_ns);
+    V("cancel_ns", s->cancel_ns);
+    V("flags", s->flags);
+    V("bytes_sent", s->blk_bytes_sent);
+    V("inflight_bytes", s->blk_inflight);
+    V("srtt_ns", v->srtt_ns);
+    V("rttvar_ns", v->rttvar_ns);
+    V("min_rtt_ns", v->min_rtt_ns);
+    V("rto_ns", v->rto_ns);
+    V("cwnd_bytes", v->cwnd_bytes);
+    V("path_inflight_bytes", v->inflight_bytes);
+    V("delivery_rate_bps", v->delivery_rate_bps);
+    V("recovery", v->recovery);
+    V("can_send", v->can_send);
+    V("last_send_ns", v->last_send_ns);
+    V("packets_sent", v->packets_sent);
+    V("path_bytes_sent", v->bytes_sent);
+    V("retransmissions", v->retransmissions);
+    V("queue_drops", v->queue_drops);
+    V("random_losses", v->random_losses);
+    V("declared_lost", v->declared_lost);
+    V("rto_count", v->rto_count);
+    V("fast_recoveries", v->fast_recoveries);
+    V("delivered_bytes", v->delivered_bytes);
+#undef V
+    return NULL;
+}
+
+static const view_desc VIEWS[] = {
+    {"arrival_ns", 0, "q", 8},          {"size_bytes", 0, "q", 8},         {"deadline_ns", 0, "q", 8},
+    {"priority", 0, "i", 4},            {"weight", 0, "d", 8},             {"unsent_bytes", 0, "q", 8},
+    {"lost_pending_bytes", 0, "q", 8},  {"acked_bytes", 0, "q", 8},        {"recv_bytes", 0, "q", 8},
+    {"duplicate_bytes", 0, "q", 8},     {"first_send_ns", 0, "q", 8},      {"completion_ns", 0, "q", 8},
+    {"cancel_ns", 0, "q", 8},           {"flags", 0, "I", 4},              {"bytes_sent", 2, "q", 8},
+    {"inflight_bytes", 2, "q", 8},      {"srtt_ns", 1, "q", 8},            {"rttvar_ns", 1, "q", 8},
+    {"min_rtt_ns", 1, "q", 8},          {"rto_ns", 1, "q", 8},             {"cwnd_bytes", 1, "q", 8},
+    {"path_inflight_bytes", 1, "q", 8}, {"delivery_rate_bps", 1, "q", 8},  {"recovery", 1, "i", 4},
+    {"can_send", 1, "?", 1},            {"last_send_ns", 1, "q", 8},       {"packets_sent", 1, "q", 8},
+    {"path_bytes_sent", 1, "q", 8},     {"retransmissions", 1, "q", 8},    {"queue_drops", 1, "q", 8},
+    {"random_losses", 1, "q", 8},       {"declared_lost", 1, "q", 8},      {"rto_count", 1, "q", 8},
+    {"fast_recoveries", 1, "q", 8},     {"delivered_bytes", 1, "q", 8},
+};
+
+static PyObject *Sim_view(PyObject *obj, PyObject *arg) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!name) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "view: expected an array name");
+        return NULL;
+    }
+    mps_sim *s = self->sim;
+    for (size_t k = 0; k < sizeof VIEWS / sizeof VIEWS[0]; k++) {
+        const view_desc *d = &VIEWS[k];
+        if (strcmp(d->name, name) != 0) continue;
+        Py_ssize_t n0 = d->per_path == 1 ? s->n_paths : s->n_blocks;
+        Py_ssize_t n1 = d->per_path == 2 ? s->n_paths : 0;
+        return make_buffer(obj, view_ptr(s, name), d->format, d->itemsize, n0, n1);
+    }
+    PyErr_Format(PyExc_KeyError, "view: no array named '%s'", name);
+    return NULL;
+}
+
+static PyObject *Sim_view_names(PyObject *cls, PyObject *unused) {
+    size_t n = sizeof VIEWS / sizeof VIEWS[0];
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    if (!t) return NULL;
+    for (size_t k = 0; k < n; k++) PyTuple_SET_ITEM(t, (Py_ssize_t)k, PyUnicode_FromString(VIEWS[k].name));
+    return t;
+}
+
+static int check_obs_dims(int K, int Pmax, int n_paths) {
+    if (K < 1 || K > 64) {
+        PyErr_Format(PyExc_ValueError, "num_slots: %d is outside [1, 64]", K);
+        return -1;
+    }
+    if (Pmax < n_paths || Pmax > MPS_MAX_PATHS) {
+        PyErr_Format(PyExc_ValueError, "max_paths: %d must be in [%d (the scenario's paths), %d]", Pmax, n_paths,
+                     MPS_MAX_PATHS);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Sim_obs_write(PyObject *obj, PyObject *args) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    int K, Pmax;
+    PyObject *o, *m, *sl;
+    if (!PyArg_ParseTuple(args, "iiOOO", &K, &Pmax, &o, &m, &sl)) return NULL;
+    if (check_obs_dims(K, Pmax, self->sim->n_paths) != 0) return NULL;
+    Py_buffer ob, mb, sb;
+    Py_ssize_t os[1] = {(Py_ssize_t)mps_obs_dim(K, Pmax)}, ms[1] = {K + 1}, ss[1] = {K};
+    if (get_array(o, 'f', 1, os, 1, "obs", &ob) != 0) return NULL;
+    if (get_array(m, 'b', 1, ms, 1, "mask", &mb) != 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    if (get_array(sl, 'i', 1, ss, 1, "slots", &sb) != 0) {
+        PyBuffer_Release(&ob);
+        PyBuffer_Release(&mb);
+        return NULL;
+    }
+    mps_obs_write(self->sim, K, Pmax, (float *)ob.buf, (uint8_t *)mb.buf, (int32_t *)sb.buf);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&mb);
+    PyBuffer_Release(&sb);
+    Py_RETURN_NONE;
+}
+
+/* obs_step(action, K, Pmax, invalid_as_wait, obs, mask, slots) -> (reward, done) */
+static PyObject *Sim_obs_step(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "obs_step(action, K, Pmax, invalid_as_wait, obs, mask, slots)");
+        return NULL;
+    }
+    long long action;
+    if (as_block_index(args[0], "action", &action) != 0) return NULL;
+    int K = (int)PyLong_AsLong(args[1]), Pmax = (int)PyLong_AsLong(args[2]);
+    int invalid_as_wait = PyObject_IsTrue(args[3]);
+    if (PyErr_Occurred()) return NULL;
+    if (check_obs_dims(K, Pmax, self->sim->n_paths) != 0) return NULL;
+    Py_buffer ob, mb, sb;
+    Py_ssize_t os[1] = {(Py_ssize_t)mps_obs_dim(K, Pmax)}, ms[1] = {K + 1}, ss[1] = {K};
+    if (get_array(args[4], 'f', 1, os, 1, "obs", &ob) != 0) return NULL;
+    if (get_array(args[5], 'b', 1, ms, 1, "mask", &mb) != 0) {
+        PyBuffer_Release(&ob);
+        return NULL;
+    }
+    if (get_array(args[6], 'i', 1, ss, 1, "slots", &sb) != 0) {
+        PyBuffer_Release(&ob);
+        PyBuffer_Release(&mb);
+        return NULL;
+    }
+    double reward = 0.0;
+    uint8_t done = 0;
+    int rc = mps_obs_step(self->sim, K, Pmax, action, invalid_as_wait, (float *)ob.buf, (uint8_t *)mb.buf,
+                          (int32_t *)sb.buf, &reward, &done);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&mb);
+    PyBuffer_Release(&sb);
+    if (rc == -2) return core_error(self->sim);
+    if (rc == -1) {
+        PyErr_Format(PyExc_ValueError,
+                     "action %lld is not valid here: use a slot in [0, %d) holding a block (see action_masks()) or "
+                     "%d for WAIT",
+                     action, K, K);
+        return NULL;
+    }
+    return Py_BuildValue("(dN)", reward, PyBool_FromLong(done));
+}
+
+#define SIM_GETTER(fname, expr)                                         \
+    static PyObject *Sim_get_##fname(PyObject *obj, void *closure) {    \
+        SimObject *self = (SimObject *)obj;                             \
+        SIM_READY(self);                                                \
+        mps_sim *s = self->sim;                                         \
+        return expr;                                                    \
+    }
+
+SIM_GETTER(now_ns, PyLong_FromLongLong(s->now))
+SIM_GETTER(n_arrived, PyLong_FromLong(s->n_arrived))
+SIM_GETTER(n_sendable, PyLong_FromLong(s->n_sendable))
+SIM_GETTER(n_blocks, PyLong_FromLong(s->n_blocks))
+SIM_GETTER(n_paths, PyLong_FromLong(s->n_paths))
+SIM_GETTER(mss_bytes, PyLong_FromLong(s->mss))
+SIM_GETTER(end_ns, PyLong_FromLongLong(s->end_ns))
+SIM_GETTER(pending_path, PyLong_FromLong(s->pending))
+SIM_GETTER(done, PyBool_FromLong(s->done))
+SIM_GETTER(decisions, PyLong_FromLongLong(s->decisions))
+SIM_GETTER(last_event_ns, PyLong_FromLongLong(s->last_event_ns))
+SIM_GETTER(reward_total, PyFloat_FromDouble(s->reward_total))
+SIM_GETTER(seed, PyLong_FromUnsignedLongLong(s->seed))
+
+static PyGetSetDef Sim_getset[] = {
+    {"now_ns", Sim_get_now_ns, NULL, "Current simulated time [ns].", NULL},
+    {"n_arrived", Sim_get_n_arrived, NULL, "Blocks that have arrived at the sender.", NULL},
+    {"n_sendable", Sim_get_n_sendable, NULL, "Blocks with bytes to send now.", NULL},
+    {"n_blocks", Sim_get_n_blocks, NULL, "Blocks in the episode.", NULL},
+    {"n_paths", Sim_get_n_paths, NULL, "Paths in the episode.", NULL},
+    {"mss_bytes", Sim_get_mss_bytes, NULL, "Largest packet payload [bytes].", NULL},
+    {"end_ns", Sim_get_end_ns, NULL, "Horizon [ns].", NULL},
+    {"pending_path", Sim_get_pending_path, NULL, "Path of the pending decision, or -1.", NULL},
+    {"done", Sim_get_done, NULL, "True once the episode is over.", NULL},
+    {"decisions", Sim_get_decisions, NULL, "Decision points so far.", NULL},
+    {"last_event_ns", Sim_get_last_event_ns, NULL, "Time of the last processed event, -1 if none.", NULL},
+    {"reward_total", Sim_get_reward_total, NULL, "Weight of blocks completed on time so far.", NULL},
+    {"seed", Sim_get_seed, NULL, "Seed of the current episode.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef Sim_methods[] = {
+    {"reset", Sim_reset, METH_O, "reset(seed): restart the episode with a new seed."},
+    {"next_decision", Sim_next_decision, METH_NOARGS,
+     "Run to the next decision point; returns the deciding path, or -1 when the episode is over."},
+    {"apply", Sim_apply, METH_O, "apply(block): send a packet of block on the pending path, or WAIT (-1)."},
+    {"cancel", Sim_cancel, METH_O, "cancel(block): drop the block's unsent bytes (during a decision)."},
+    {"run", Sim_run, METH_O, "run(name): run the rest of the episode with a native policy."},
+    {"take_reward", Sim_take_reward, METH_NOARGS, "Weight completed on time since the last call."},
+    {"sendable", Sim_sendable, METH_O, "sendable(out): write sendable block indices into an int32 array."},
+    {"view", Sim_view, METH_O, "view(name): read-only buffer over a block or path array."},
+    {"view_names", Sim_view_names, METH_NOARGS | METH_CLASS, "Names accepted by view()."},
+    {"obs_write", Sim_obs_write, METH_VARARGS, "obs_write(K, Pmax, obs, mask, slots)."},
+    {"obs_step", (PyCFunction)(void (*)(void))Sim_obs_step, METH_FASTCALL,
+     "obs_step(action, K, Pmax, invalid_as_wait, obs, mask, slots) -> (reward, done)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SimType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mpsched.envs._core.Sim",
+    .tp_basicsize = sizeof(SimObject),
+    .tp_dealloc = Sim_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One simulated episode (docs/model.md).",
+    .tp_methods = Sim_methods,
+    .tp_getset = Sim_getset,
+    .tp_init = Sim_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------------- */
+/* Batch                                                                     */
+/* ------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD Py_ssize_t n;
+    PyObject **sims; /* SimObject references */
+    int K, Pmax;
+    Py_ssize_t dim;
+    Py_buffer obs, mask, slots, rewards, dones;
+    int bound;
+} BatchObject;
+
+static void Batch_dealloc(PyObject *obj) {
+    BatchObject *self = (BatchObject *)obj;
+    if (self->sims) {
+        for (Py_ssize_t i = 0; i < self->n; i++) Py_XDECREF(self->sims[i]);
+        PyMem_Free(self->sims);
+    }
+    if (self->bound) {
+        PyBuffer_Release(&self->obs);
+        PyBuffer_Release(&self->mask);
+        PyBuffer_Release(&self->slots);
+        PyBuffer_Release(&self->rewards);
+        PyBuffer_Release(&self->dones);
+    }
+    Py_TYPE(obj)->tp_free(obj);
+}
+
+static int check_sim(PyObject *o, int Pmax, Py_ssize_t i) {
+    if (!PyObject_TypeCheck(o, &SimType) || !((SimObject *)o)->sim) {
+        PyErr_Format(PyExc_TypeError, "sims[%zd]: expected an initialized Sim", i);
+        return -1;
+    }
+    if (((SimObject *)o)->sim->n_paths > Pmax) {
+        PyErr_Format(PyExc_ValueError, "sims[%zd]: %d paths exceed max_paths %d", i, ((SimObject *)o)->sim->n_paths,
+                     Pmax);
+        return -1;
+    }
+    return 0;
+}
+
+/* Batch(sims, K, Pmax, obs[N, D] f32, mask[N, K+1] bool, slots[N, K] i32, rewards[N] f64, dones[N] bool) */
+static int Batch_init(PyObject *obj, PyObject *args, PyObject *kwds) {
+    BatchObject *self = (BatchObject *)obj;
+    PyObject *sims, *o, *m, *sl, *r, *d;
+    int K, Pmax;
+    if (!PyArg_ParseTuple(args, "OiiOOOOO", &sims, &K, &Pmax, &o, &m, &sl, &r, &d)) return -1;
+    if (self->sims) {
+        PyErr_SetString(PyExc_RuntimeError, "Batch is already initialized");
+        return -1;
+    }
+    if (!PyList_Check(sims) || PyList_GET_SIZE(sims) < 1) {
+        PyErr_SetString(PyExc_TypeError, "sims: expected a non-empty list of Sim");
+        return -1;
+    }
+    if (check_obs_dims(K, Pmax, 1) != 0) return -1;
+    const Py_ssize_t n = PyList_GET_SIZE(sims);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (check_sim(PyList_GET_ITEM(sims, i), Pmax, i) != 0) return -1;
+    self->K = K;
+    self->Pmax = Pmax;
+    self->dim = (Py_ssize_t)mps_obs_dim(K, Pmax);
+    Py_ssize_t os[2] = {n, self->dim}, ms[2] = {n, K + 1}, ss[2] = {n, K}, rs[1] = {n};
+    if (get_array(o, 'f', 2, os, 1, "observations", &self->obs) != 0) return -1;
+    if (get_array(m, 'b', 2, ms, 1, "masks", &self->mask) != 0) goto fail1;
+    if (get_array(sl, 'i', 2, ss, 1, "slots", &self->slots) != 0) goto fail2;
+    if (get_array(r, 'd', 1, rs, 1, "rewards", &self->rewards) != 0) goto fail3;
+    if (get_array(d, 'b', 1, rs, 1, "terminations", &self->dones) != 0) goto fail4;
+    self->sims = PyMem_Calloc((size_t)n, sizeof(PyObject *));
+    if (!self->sims) {
+        PyErr_NoMemory();
+        goto fail5;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) self->sims[i] = Py_NewRef(PyList_GET_ITEM(sims, i));
+    self->n = n;
+    self->bound = 1;
+    return 0;
+fail5:
+    PyBuffer_Release(&self->dones);
+fail4:
+    PyBuffer_Release(&self->rewards);
+fail3:
+    PyBuffer_Release(&self->slots);
+fail2:
+    PyBuffer_Release(&self->mask);
+fail1:
+    PyBuffer_Release(&self->obs);
+    return -1;
+}
+
+static int batch_index(BatchObject *self, PyObject *arg, Py_ssize_t *i) {
+    if (!self->sims) {
+        PyErr_SetString(PyExc_RuntimeError, "Batch is not initialized");
+        return -1;
+    }
+    *i = PyLong_AsSsize_t(arg);
+    if (*i == -1 && PyErr_Occurred()) return -1;
+    if (*i < 0 || *i >= self->n) {
+        PyErr_Format(PyExc_IndexError, "env index %zd is outside [0, %zd)", *i, self->n);
+        return -1;
+    }
+    return 0;
+}
+
+/* set(i, sim): replace episode i, run it to its first decision and write its row. */
+static PyObject *Batch_set(PyObject *obj, PyObject *args) {
+    BatchObject *self = (BatchObject *)obj;
+    PyObject *idx, *sim;
+    if (!PyArg_ParseTuple(args, "OO", &idx, &sim)) return NULL;
+    Py_ssize_t i;
+    if (batch_index(self, idx, &i) != 0) return NULL;
+    if (check_sim(sim, self->Pmax, i) != 0) return NULL;
+    Py_SETREF(self->sims[i], Py_NewRef(sim));
+    mps_sim *s = ((SimObject *)sim)->sim;
+    if (mps_next_decision(s) == -2) return core_error(s);
+    const int K = self->K;
+    mps_obs_write(s, K, self->Pmax, (float *)self->obs.buf + i * self->dim, (uint8_t *)self->mask.buf + i * (K + 1),
+                  (int32_t *)self->slots.buf + i * K);
+    ((double *)self->rewards.buf)[i] = mps_take_reward(s);
+    ((uint8_t *)self->dones.buf)[i] = (uint8_t)s->done;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Batch_sim(PyObject *obj, PyObject *arg) {
+    BatchObject *self = (BatchObject *)obj;
+    Py_ssize_t i;
+    if (batch_index(self, arg, &i) != 0) return NULL;
+    return Py_NewRef(self->sims[i]);
+}
+
+/* step(actions[N] int64, invalid_as_wait) -> number of finished episodes */
+static PyObject *Batch_step(PyObject *obj, PyObject *args) {
+    BatchObject *self = (BatchObject *)obj;
+    PyObject *a;
+    int invalid_as_wait;
+    if (!PyArg_ParseTuple(args, "Op", &a, &invalid_as_wait)) return NULL;
+    if (!self->sims) {
+        PyErr_SetString(PyExc_RuntimeError, "Batch is not initialized");
+        return NULL;
+    }
+    Py_buffer ab;
+    Py_ssize_t as[1] = {self->n};
+    if (get_array(a, 'q', 1, as, 0, "actions", &ab) != 0) return NULL;
+    const int64_t *act = (const int64_t *)ab.buf;
+    const int K = self->K;
+    const int32_t *slots = (const int32_t *)self->slots.buf;
+    /* Check every action before stepping any, so a bad batch changes nothing. */
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        const int64_t x = act[i];
+        const int valid = x >= 0 && x <= K && (x == K || slots[i * K + x] >= 0 || invalid_as_wait);
+        if (!valid) {
+            PyBuffer_Release(&ab);
+            PyErr_Format(PyExc_ValueError,
+                         "actions[%zd] = %lld is not valid: use a slot in [0, %d) holding a block (see "
+                         "action_masks()) or %d for WAIT",
+                         i, (long long)x, K, K);
+            return NULL;
+        }
+    }
+    Py_ssize_t finished = 0, failed = -1;
+    float *obs = (float *)self->obs.buf;
+    uint8_t *mask = (uint8_t *)self->mask.buf;
+    int32_t *slot = (int32_t *)self->slots.buf;
+    double *rew = (double *)self->rewards.buf;
+    uint8_t *done = (uint8_t *)self->dones.buf;
+    Py_BEGIN_ALLOW_THREADS for (Py_ssize_t i = 0; i < self->n; i++) {
+        mps_sim *s = ((SimObject *)self->sims[i])->sim;
+        int rc = mps_obs_step(s, K, self->Pmax, act[i], invalid_as_wait, obs + i * self->dim, mask + i * (K + 1),
+                              slot + i * K, rew + i, done + i);
+        if (rc != 0) {
+            failed = i;
+            break;
+        }
+        finished += done[i];
+    }
+    Py_END_ALLOW_THREADS PyBuffer_Release(&ab);
+    if (failed >= 0) return core_error(((SimObject *)self->sims[failed])->sim);
+    return PyLong_FromSsize_t(finished);
+}
+
+static PyMethodDef Batch_methods[] = {
+    {"set", Batch_set, METH_VARARGS, "set(i, sim): install episode i and write its first observation."},
+    {"sim", Batch_sim, METH_O, "sim(i): the Sim of episode i."},
+    {"step", Batch_step, METH_VARARGS, "step(actions, invalid_as_wait) -> number of episodes that ended."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mpsched.envs._core.Batch",
+    .tp_basicsize = sizeof(BatchObject),
+    .tp_dealloc = Batch_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "N episodes stepped together into caller-owned buffers.",
+    .tp_methods = Batch_methods,
+    .tp_init = Batch_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ------------------------------------------------------------------------- */
+/* Module                                                                    */
+/* ------------------------------------------------------------------------- */
+
+static PyObject *mod_obs_dim(PyObject *m, PyObject *args) {
+    int K, Pmax;
+    if (!PyArg_ParseTuple(args, "ii", &K, &Pmax)) return NULL;
+    if (check_obs_dims(K, Pmax, 1) != 0) return NULL;
+    return PyLong_FromLongLong(mps_obs_dim(K, Pmax));
+}
+
+static PyObject *mod_native_policies(PyObject *m, PyObject *unused) {
+    PyObject *t = PyTuple_New(MPS_POLICY_COUNT);
+    if (!t) return NULL;
+    for (int k = 0; k < MPS_POLICY_COUNT; k++) PyTuple_SET_ITEM(t, k, PyUnicode_FromString(mps_policy_names[k]));
+    return t;
+}
+
+static PyMethodDef module_methods[] = {
+    {"obs_dim", mod_obs_dim, METH_VARARGS, "obs_dim(K, Pmax): length of the flat observation."},
+    {"native_policies", mod_native_policies, METH_NOARGS, "Names of the policies compiled into the core."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "_core", "The mpsched simulator core (docs/model.md).", -1, module_methods,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    if (PyType_Ready(&BufferType) < 0 || PyType_Ready(&SimType) < 0 || PyType_Ready(&BatchType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&core_module);
+    if (!m) return NULL;
+    if (PyModule_AddObjectRef(m, "Sim", (PyObject *)&SimType) < 0 ||
+        PyModule_AddObjectRef(m, "Batch", (PyObject *)&BatchType) < 0 ||
+        PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0 || PyModule_AddIntConstant(m, "WAIT", MPS_WAIT) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_PATHS", MPS_MAX_PATHS) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SLOTS", 64) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

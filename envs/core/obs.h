@@ -1,0 +1,38 @@
+/*
+ * The flat observation of the Gymnasium environment and of its vector twin, written
+ * straight into caller-owned buffers (PufferLib style).
+ *
+ * Layout, for K block slots and Pmax path slots:
+ *   K x (6 + Pmax) block features: valid, remaining packets to send, time to deadline [s],
+ *       priority, weight, size [packets], then packets in flight on each path;
+ *   Pmax x 8 path features: present, srtt [s], rttvar [s], cwnd [packets] (0 for ideal),
+ *       in flight [packets], delivery-rate estimate [Mbit/s], in recovery, can send;
+ *   Pmax one-hot: the deciding path.
+ * Slots hold the sendable blocks, most urgent first: blocks whose deadline has not
+ * passed by earliest deadline, then expired blocks, most recently expired first; ties
+ * by block index.
+ */
+#ifndef MPSCHED_OBS_H
+#define MPSCHED_OBS_H
+
+#include "sim.h"
+
+#define MPS_OBS_BLOCK_BASE 6
+#define MPS_OBS_PATH_FEATURES 8
+
+static inline int64_t mps_obs_dim(int K, int Pmax) {
+    return (int64_t)K * (MPS_OBS_BLOCK_BASE + Pmax) + (int64_t)Pmax * MPS_OBS_PATH_FEATURES + Pmax;
+}
+
+/* Observation of the pending decision (zeros when the episode is over); mask has K + 1
+ * entries (the last is WAIT, always allowed), slot_blocks has K (-1 for an empty slot). */
+void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32_t *slot_blocks);
+
+/* Maps an action (slot index, or K for WAIT) to a decision, applies it, advances to the
+ * next decision and writes its observation. An action outside [0, K] or naming an empty
+ * slot returns -1 and changes nothing, unless invalid_as_wait, which turns an empty slot
+ * into WAIT. Returns 0, -1, or -2 on a core error. */
+int mps_obs_step(mps_sim *s, int K, int Pmax, int64_t action, int invalid_as_wait, float *obs, uint8_t *mask,
+                 int32_t *slot_blocks, double *reward, uint8_t *done);
+
+#endif

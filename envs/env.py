@@ -1,0 +1,208 @@
+"""The Gymnasium environment ``mpsched/MultipathDeadline-v0``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from . import _core
+from .episode import build_episode
+from .errors import ActionError
+from .scenario import Scenario
+from .scenarios import DEFAULT, resolve
+
+__all__ = ["MultipathDeadlineEnv", "observation_layout"]
+
+INVALID_ACTION_MODES = ("raise", "wait")
+_MAX_SEED = 2**63
+
+
+def observation_layout(num_slots: int, max_paths: int) -> dict[str, slice]:
+    """Where each part of the flat observation lives (see the environment docstring)."""
+    block = (6 + max_paths) * num_slots
+    paths = block + 8 * max_paths
+    return {"blocks": slice(0, block), "paths": slice(block, paths), "deciding_path": slice(paths, paths + max_paths)}
+
+
+def observation_space(dim: int) -> spaces.Box:
+    """The flat observation space (values are finite float32)."""
+    f32 = np.finfo(np.float32)
+    return spaces.Box(f32.min, f32.max, shape=(dim,), dtype=np.float32)
+
+
+def _check_kwargs(scenario: Scenario, num_slots: Any, max_paths: Any, invalid_action: Any) -> tuple[int, int]:
+    if isinstance(num_slots, bool) or not isinstance(num_slots, (int, np.integer)) or not 1 <= num_slots <= _core.MAX_SLOTS:
+        raise ValueError(f"num_slots: got {num_slots!r}; expected an integer in [1, {_core.MAX_SLOTS}]")
+    n_paths = len(scenario.paths)
+    if max_paths is None:
+        max_paths = n_paths
+    if isinstance(max_paths, bool) or not isinstance(max_paths, (int, np.integer)) or not n_paths <= max_paths <= _core.MAX_PATHS:
+        raise ValueError(
+            f"max_paths: got {max_paths!r}; expected an integer in [{n_paths} (paths of {scenario.name!r}), {_core.MAX_PATHS}]"
+        )
+    if invalid_action not in INVALID_ACTION_MODES:
+        raise ValueError(f"invalid_action: got {invalid_action!r}; expected one of {INVALID_ACTION_MODES}")
+    return int(num_slots), int(max_paths)
+
+
+def check_action(action: Any, num_slots: int) -> int:
+    """An action as a Python int, or ActionError when it is not one of Discrete(K + 1)."""
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise ActionError(f"action {action!r} is not an integer of Discrete({num_slots + 1})")
+    if not 0 <= action <= num_slots:
+        raise ActionError(
+            f"action {int(action)} is outside Discrete({num_slots + 1}): slots 0..{num_slots - 1}, WAIT = {num_slots}"
+        )
+    return int(action)
+
+
+class MultipathDeadlineEnv(gym.Env):
+    """
+    ## Description
+
+    A sender owns several network paths and a buffer of *blocks* (video frames, web
+    objects, stream chunks), each with a size, a priority and a deadline. Whenever a path
+    can take another packet, the agent chooses which block the packet comes from, or
+    lets the path wait. A block counts only if all of its bytes reach the receiver by its
+    deadline. Paths have time-varying bandwidth, propagation delay, a drop-tail queue,
+    random loss and their own congestion control, simulated packet by packet by the C
+    core (docs/model.md). This is the problem of the DAMS paper (Deadline-Aware Multipath
+    Scheduler for streaming blocks) and its comparison schedulers.
+
+    ## Action Space
+
+    `Discrete(K + 1)`: action `k < K` sends the next packet of the block in slot `k` of
+    the observation on the deciding path; action `K` is WAIT (the path idles until
+    something changes). `action_masks()` marks the slots that hold a block (WAIT is always
+    allowed). An empty slot counts as WAIT (`invalid_action="wait"`, the default) or
+    raises (`invalid_action="raise"`); an action outside the space always raises.
+
+    ## Observation Space
+
+    A flat `Box(float32 min, float32 max, (K * (6 + Pmax) + 9 * Pmax,), float32)`:
+
+    | part | per entry |
+    |---|---|
+    | K block slots | valid, remaining packets to send, time to deadline [s], priority, weight, size [packets], packets in flight on each of Pmax paths |
+    | Pmax paths | present, srtt [s], rttvar [s], cwnd [packets] (0 for `ideal`), packets in flight, delivery-rate estimate [Mbit/s], in recovery, can send |
+    | Pmax | one-hot of the deciding path |
+
+    Slots hold the blocks that have bytes to send, most urgent first: unexpired blocks by
+    earliest deadline, then expired ones, most recently expired first.
+    `observation_layout(K, Pmax)` gives the slices.
+
+    ## Rewards
+
+    The weight (credit) of every block that completes at the receiver no later than its
+    deadline since the previous step. The episode return is the weighted number of
+    on-time blocks.
+
+    ## Starting State
+
+    The scenario's episode drawn from the seed: the workload's blocks (e.g. frame sizes),
+    random trace offsets and the core's loss streams. The first observation is the first
+    decision point, after the first block has arrived.
+
+    ## Episode End
+
+    The episode terminates when the simulation passes its horizon (the last block
+    deadline by default: nothing can count afterwards) or nothing can happen any more.
+    There is no truncation unless a `TimeLimit` is added.
+
+    ## Arguments
+
+    - `scenario`: a `Scenario`, a built-in name, a YAML path or a mapping
+      (default `"dams-dynamic-1-rtt-40"`).
+    - `num_slots` (K, default 16): block slots in the observation, 1..64.
+    - `max_paths` (Pmax): path slots, at least the scenario's paths (default: exactly).
+    - `invalid_action`: `"wait"` (default) or `"raise"`, for actions naming an empty slot.
+
+    ```python
+    import gymnasium as gym
+    import mpsched.envs
+
+    env = gym.make("mpsched/MultipathDeadline-v0", scenario="dams-rtt-40")
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(0)
+    ```
+
+    ## Version History
+
+    - v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 30}
+
+    def __init__(self, scenario: Scenario | str | Path | Mapping[str, Any] = DEFAULT, num_slots: int = 16,
+                 max_paths: int | None = None, invalid_action: str = "wait", render_mode: str | None = None) -> None:
+        self.scenario = resolve(scenario)
+        self.num_slots, self.max_paths = _check_kwargs(self.scenario, num_slots, max_paths, invalid_action)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode: got {render_mode!r}; expected None or one of {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.invalid_action = invalid_action
+        dim = _core.obs_dim(self.num_slots, self.max_paths)
+        self.observation_space = observation_space(dim)
+        self.action_space = spaces.Discrete(self.num_slots + 1)
+        self._obs = np.zeros(dim, dtype=np.float32)
+        self._mask = np.zeros(self.num_slots + 1, dtype=np.bool_)
+        self._slots = np.full(self.num_slots, -1, dtype=np.int32)
+        self._sim: _core.Sim | None = None
+        self._done = True
+        self.episode_seed: int | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        episode_seed = int(seed) if seed is not None else int(self.np_random.integers(_MAX_SEED))
+        self.episode_seed = episode_seed
+        self._sim = build_episode(self.scenario, episode_seed).make_sim()
+        _, self._done = self._sim.obs_step(0, self.num_slots, self.max_paths, False, self._obs, self._mask, self._slots)
+        return self._obs.copy(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._sim is None or self._done:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        a = check_action(action, self.num_slots)
+        try:
+            reward, self._done = self._sim.obs_step(
+                a, self.num_slots, self.max_paths, self.invalid_action == "wait", self._obs, self._mask, self._slots
+            )
+        except ValueError as exc:
+            raise ActionError(str(exc)) from None
+        return self._obs.copy(), reward, self._done, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions of the current decision (slots holding a block, and WAIT)."""
+        return self._mask.copy()
+
+    def slot_blocks(self) -> np.ndarray:
+        """Block index behind each slot of the current observation (-1 when empty)."""
+        return self._slots.copy()
+
+    @property
+    def sim(self) -> _core.Sim | None:
+        """The core episode (read its state with ``sim.view(name)``)."""
+        return self._sim
+
+    def _info(self) -> dict[str, Any]:
+        sim = self._sim
+        return {"path": sim.pending_path, "time_s": sim.now_ns * 1e-9}
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self._sim is None:
+            return None
+        sim = self._sim
+        srtt = np.asarray(sim.view("srtt_ns")) / 1e6
+        cwnd = np.asarray(sim.view("cwnd_bytes"))
+        lines = [f"t = {sim.now_ns / 1e9:.6f} s, deciding path {sim.pending_path}, "
+                 f"{sim.n_sendable} sendable of {sim.n_arrived} arrived blocks, reward so far {sim.reward_total:g}"]
+        for j, p in enumerate(self.scenario.paths):
+            lines.append(f"  {p.name}: srtt {srtt[j]:.2f} ms, cwnd {cwnd[j]} B")
+        return "\n".join(lines)

@@ -1,0 +1,225 @@
+"""The scheduler interface: what a policy sees at a decision point and how it answers.
+
+A decision point happens whenever a path can send a packet and some block has bytes to
+send (docs/model.md section 9). The policy answers with the index of a sendable block or
+:data:`WAIT`, and may cancel blocks first. Everything a policy can read is what a real
+sender knows: the blocks handed to it so far, their sent/acknowledged bytes, and each
+subflow's congestion-control state. Future blocks and receiver state are hidden.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["WAIT", "Observation", "Policy", "DecidingPolicy"]
+
+WAIT: int = _core.WAIT
+"""The action that leaves the deciding path idle until something changes."""
+
+_CANCELLED = 2  # MPS_BLK_CANCELLED in envs/core/sim.h
+
+
+class Observation:
+    """Live, read-only view of the sender at the current decision point.
+
+    Block arrays cover the blocks that have arrived so far (index = block id, in arrival
+    order); path arrays have one entry per path. The arrays are views into the
+    simulator: read them during :meth:`Policy.decide`, copy them to keep them.
+
+    Attributes
+    ----------
+    now_ns : int
+        Current time.
+    path : int
+        The deciding path.
+    n_paths, mss_bytes : int
+    """
+
+    __slots__ = (
+        "_sim", "_sendable_buf", "n_paths", "mss_bytes", "path_names",
+        "_arrival", "_size", "_deadline", "_priority", "_weight", "_unsent", "_lost", "_acked",
+        "_first_send", "_bytes_sent", "_inflight", "_flags",
+        "srtt_ns", "rttvar_ns", "min_rtt_ns", "rto_ns", "cwnd_bytes", "path_inflight_bytes",
+        "delivery_rate_bps", "recovery", "can_send", "last_send_ns",
+    )
+
+    def __init__(self, sim: _core.Sim, path_names: tuple[str, ...] = ()) -> None:
+        self._sim = sim
+        self._sendable_buf = np.empty(sim.n_blocks, dtype=np.int32)
+        self.n_paths: int = sim.n_paths
+        self.mss_bytes: int = sim.mss_bytes
+        self.path_names: tuple[str, ...] = path_names or tuple(f"path{j}" for j in range(sim.n_paths))
+
+        def view(name: str) -> np.ndarray:
+            return np.asarray(sim.view(name))
+
+        self._arrival = view("arrival_ns")
+        self._size = view("size_bytes")
+        self._deadline = view("deadline_ns")
+        self._priority = view("priority")
+        self._weight = view("weight")
+        self._unsent = view("unsent_bytes")
+        self._lost = view("lost_pending_bytes")
+        self._acked = view("acked_bytes")
+        self._first_send = view("first_send_ns")
+        self._bytes_sent = view("bytes_sent")
+        self._inflight = view("inflight_bytes")
+        self._flags = view("flags")
+        self.srtt_ns: np.ndarray = view("srtt_ns")
+        """Smoothed RTT per path (RFC 6298)."""
+        self.rttvar_ns: np.ndarray = view("rttvar_ns")
+        self.min_rtt_ns: np.ndarray = view("min_rtt_ns")
+        self.rto_ns: np.ndarray = view("rto_ns")
+        self.cwnd_bytes: np.ndarray = view("cwnd_bytes")
+        """Congestion window per path (0 for ideal, link-clocked paths)."""
+        self.path_inflight_bytes: np.ndarray = view("path_inflight_bytes")
+        self.delivery_rate_bps: np.ndarray = view("delivery_rate_bps")
+        self.recovery: np.ndarray = view("recovery")
+        """0: none, 1: fast recovery, 2: after a retransmission timeout."""
+        self.can_send: np.ndarray = view("can_send")
+        """Paths that could take a packet now (the deciding path always can)."""
+        self.last_send_ns: np.ndarray = view("last_send_ns")
+
+    # scalars ------------------------------------------------------------------
+    @property
+    def now_ns(self) -> int:
+        return self._sim.now_ns
+
+    @property
+    def path(self) -> int:
+        return self._sim.pending_path
+
+    @property
+    def n_arrived(self) -> int:
+        return self._sim.n_arrived
+
+    # blocks -------------------------------------------------------------------
+    def sendable(self) -> np.ndarray:
+        """Indices of blocks with bytes to send now, ascending (a fresh array)."""
+        n = self._sim.sendable(self._sendable_buf)
+        return self._sendable_buf[:n].copy()
+
+    @property
+    def arrival_ns(self) -> np.ndarray:
+        return self._arrival[: self.n_arrived]
+
+    @property
+    def size_bytes(self) -> np.ndarray:
+        return self._size[: self.n_arrived]
+
+    @property
+    def deadline_ns(self) -> np.ndarray:
+        return self._deadline[: self.n_arrived]
+
+    @property
+    def priority(self) -> np.ndarray:
+        return self._priority[: self.n_arrived]
+
+    @property
+    def weight(self) -> np.ndarray:
+        return self._weight[: self.n_arrived]
+
+    @property
+    def unsent_bytes(self) -> np.ndarray:
+        """Bytes never sent yet."""
+        return self._unsent[: self.n_arrived]
+
+    @property
+    def lost_bytes(self) -> np.ndarray:
+        """Bytes declared lost and waiting for retransmission (on any path)."""
+        return self._lost[: self.n_arrived]
+
+    @property
+    def remaining_bytes(self) -> np.ndarray:
+        """Bytes the sender still has to send: never sent plus waiting retransmission."""
+        n = self.n_arrived
+        return self._unsent[:n] + self._lost[:n]
+
+    @property
+    def acked_bytes(self) -> np.ndarray:
+        return self._acked[: self.n_arrived]
+
+    @property
+    def first_send_ns(self) -> np.ndarray:
+        """Time of the block's first packet, -1 if none yet."""
+        return self._first_send[: self.n_arrived]
+
+    @property
+    def bytes_sent(self) -> np.ndarray:
+        """Bytes sent per block and path (retransmissions included), shape (n, P)."""
+        return self._bytes_sent[: self.n_arrived]
+
+    @property
+    def inflight_bytes(self) -> np.ndarray:
+        """Bytes of each block outstanding on each path, shape (n, P)."""
+        return self._inflight[: self.n_arrived]
+
+    @property
+    def cancelled(self) -> np.ndarray:
+        return (self._flags[: self.n_arrived] & _CANCELLED) != 0
+
+    @property
+    def in_recovery(self) -> np.ndarray:
+        """Paths in fast recovery or recovering from a timeout."""
+        return self.recovery != 0
+
+    def cancel(self, block: int) -> None:
+        """Drop the block's unsent bytes (docs/model.md section 9); sent packets stay."""
+        self._sim.cancel(block)
+
+
+@runtime_checkable
+class DecidingPolicy(Protocol):
+    """Anything with ``decide(obs) -> int`` can schedule."""
+
+    def decide(self, obs: Observation) -> int: ...
+
+
+class Policy:
+    """Base class of schedulers.
+
+    Subclasses implement :meth:`decide` (the readable specification) and, when a twin is
+    compiled into the core, set :attr:`native` to its registry name. Instances then run
+    natively by default; :meth:`python` returns a copy that runs the specification
+    through the step API, decision for decision the same.
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    native : str or None
+        Name of the native twin in the core, if any.
+    use_native : bool
+        Whether :func:`mpsched.envs.simulate` runs the twin.
+    """
+
+    name: str = "policy"
+    native: str | None = None
+
+    def __init__(self) -> None:
+        self.use_native: bool = self.native is not None
+
+    def reset(self, obs: Observation) -> None:
+        """Called once per episode before the first decision."""
+
+    def decide(self, obs: Observation) -> int:
+        raise NotImplementedError
+
+    def python(self) -> Policy:
+        """A copy that runs the Python specification instead of the native twin."""
+        twin = copy.copy(self)
+        twin.use_native = False
+        return twin
+
+    def params(self) -> dict[str, Any]:
+        """Parameters that identify this policy instance (for result tables)."""
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"

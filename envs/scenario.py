@@ -1,0 +1,405 @@
+"""Scenarios: the validated description of one multipath deadline problem.
+
+A scenario names the paths (bandwidth, delay, queue, loss, congestion control), the
+workload that produces blocks, the transport constants and the duration. It is plain
+data: :meth:`Scenario.from_dict`, :meth:`Scenario.from_yaml` and :meth:`Scenario.to_dict`
+convert it, and every field is checked when the scenario is built, with errors that name
+the field path, the value and what was expected.
+
+Example
+-------
+>>> from mpsched.envs import Scenario
+>>> sc = Scenario.from_dict({
+...     "duration_s": 10,
+...     "paths": [
+...         {"bandwidth": 2.0, "rtt_ms": 10},
+...         {"bandwidth": {"type": "square", "high_mbps": 3, "low_mbps": 1, "period_s": 2},
+...          "rtt_ms": 40, "loss": 0.001, "cc": "newreno"},
+...     ],
+...     "workload": {"type": "avc", "bitrate_mbps": 4.3},
+... })
+>>> len(sc.paths)
+2
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from .errors import ScenarioError
+from .traces import normalize_bandwidth
+from .workloads import normalize_workload
+
+__all__ = ["Scenario", "PathSpec", "TransportSpec", "CONGESTION_CONTROLS", "RECEIVERS"]
+
+CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno")
+RECEIVERS: tuple[str, ...] = ("block",)
+
+_DEFAULT_QUEUE_MS = 100.0
+_DEFAULT_QUEUE_MIN_PACKETS = 10
+
+
+def _check_keys(d: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in d:
+        if key not in allowed:
+            raise ScenarioError(
+                f"{where}.{key}" if where else str(key), d[key], f"one of the keys {', '.join(allowed)}"
+            )
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ScenarioError(where, value, "a mapping (dict)")
+    return value
+
+
+def _number(value: Any, where: str, lo: float | None = None, hi: float | None = None,
+            lo_open: bool = False, hi_open: bool = False) -> float:
+    """A finite real number in a range; bools are not numbers."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    x = float(value) if ok else math.nan
+    if not ok or not math.isfinite(x):
+        raise ScenarioError(where, value, _range_words(lo, hi, lo_open, hi_open))
+    if lo is not None and (x < lo or (lo_open and x == lo)):
+        raise ScenarioError(where, value, _range_words(lo, hi, lo_open, hi_open))
+    if hi is not None and (x > hi or (hi_open and x == hi)):
+        raise ScenarioError(where, value, _range_words(lo, hi, lo_open, hi_open))
+    return x
+
+
+def _integer(value: Any, where: str, lo: int | None = None, hi: int | None = None) -> int:
+    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not ok or (lo is not None and value < lo) or (hi is not None and value > hi):
+        lo_w = "" if lo is None else f" >= {lo}"
+        hi_w = "" if hi is None else f" <= {hi}"
+        raise ScenarioError(where, value, f"an integer{lo_w}{' and' if lo_w and hi_w else ''}{hi_w}")
+    return int(value)
+
+
+def _range_words(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
+    parts = []
+    if lo is not None:
+        parts.append(f"{'>' if lo_open else '>='} {lo:g}")
+    if hi is not None:
+        parts.append(f"{'<' if hi_open else '<='} {hi:g}")
+    return "a finite number" + (" " + " and ".join(parts) if parts else "")
+
+
+def _choice(value: Any, where: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ScenarioError(where, value, "one of " + ", ".join(repr(c) for c in choices))
+    return value
+
+
+@dataclass(frozen=True)
+class TransportSpec:
+    """Transport constants shared by every path.
+
+    Parameters
+    ----------
+    mss_bytes : int
+        Largest packet payload (default 1448, Ethernet MTU minus IP/TCP with timestamps).
+    header_bytes : int
+        Wire overhead added to every packet on the bottleneck (default 0: bandwidths are
+        payload rates).
+    initial_cwnd_packets : int
+        Initial window of window-based controllers (RFC 6928: 10).
+    min_rto_ms, max_rto_s : float
+        RFC 6298 clamp of the retransmission timeout (Linux uses 200 ms; RFC 6298 1 s).
+    cc : str
+        Congestion control of paths that do not name one.
+    """
+
+    mss_bytes: int = 1448
+    header_bytes: int = 0
+    initial_cwnd_packets: int = 10
+    min_rto_ms: float = 200.0
+    max_rto_s: float = 60.0
+    cc: str = "newreno"
+
+    KEYS = ("mss_bytes", "header_bytes", "initial_cwnd_packets", "min_rto_ms", "max_rto_s", "cc")
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "transport") -> TransportSpec:
+        d = _mapping(d, where)
+        _check_keys(d, cls.KEYS, where)
+        base = cls()
+        spec = cls(
+            mss_bytes=_integer(d.get("mss_bytes", base.mss_bytes), f"{where}.mss_bytes", 1, 65535),
+            header_bytes=_integer(d.get("header_bytes", base.header_bytes), f"{where}.header_bytes", 0, 1024),
+            initial_cwnd_packets=_integer(
+                d.get("initial_cwnd_packets", base.initial_cwnd_packets), f"{where}.initial_cwnd_packets", 1, 10**6
+            ),
+            min_rto_ms=_number(d.get("min_rto_ms", base.min_rto_ms), f"{where}.min_rto_ms", 0.0, 1e9, lo_open=True),
+            max_rto_s=_number(d.get("max_rto_s", base.max_rto_s), f"{where}.max_rto_s", 0.0, 1e6, lo_open=True),
+            cc=_choice(d.get("cc", base.cc), f"{where}.cc", CONGESTION_CONTROLS),
+        )
+        if spec.max_rto_s * 1000.0 < spec.min_rto_ms:
+            raise ScenarioError(f"{where}.max_rto_s", spec.max_rto_s, f"at least min_rto_ms = {spec.min_rto_ms} ms")
+        return spec
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.KEYS}
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """One path: bandwidth, delays, bottleneck queue, loss and congestion control.
+
+    Parameters
+    ----------
+    name : str
+        A label for tables ("path0", "wifi", ...).
+    bandwidth : dict
+        Canonical bandwidth config (see :func:`mpsched.envs.traces.normalize_bandwidth`).
+    fwd_delay_s, rev_delay_s : float
+        One-way propagation delay sender->receiver and back.
+    queue_bytes : int
+        Drop-tail limit of the bottleneck queue (waiting bytes).
+    loss : float
+        i.i.d. packet loss probability at the bottleneck.
+    cc : str
+        Congestion control of the subflow.
+    """
+
+    name: str
+    bandwidth: dict[str, Any]
+    fwd_delay_s: float
+    rev_delay_s: float
+    queue_bytes: int
+    loss: float
+    cc: str
+
+    KEYS = (
+        "name", "bandwidth", "rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms",
+        "queue_bytes", "queue_packets", "queue_ms", "loss", "cc",
+    )
+
+    @property
+    def rtt_s(self) -> float:
+        """Base round-trip time (propagation only)."""
+        return self.fwd_delay_s + self.rev_delay_s
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str, index: int, transport: TransportSpec) -> PathSpec:
+        d = _mapping(d, where)
+        _check_keys(d, cls.KEYS, where)
+        name = d.get("name", f"path{index}")
+        if not isinstance(name, str) or not name:
+            raise ScenarioError(f"{where}.name", name, "a non-empty string")
+        if "bandwidth" not in d:
+            raise ScenarioError(f"{where}.bandwidth", None, "a bandwidth (Mbps number or a bandwidth mapping)")
+        bandwidth = normalize_bandwidth(d["bandwidth"], f"{where}.bandwidth")
+        fwd_s, rev_s = cls._delays(d, where)
+        queue = cls._queue(d, where, bandwidth, transport)
+        loss = _number(d.get("loss", 0.0), f"{where}.loss", 0.0, 1.0, hi_open=True)
+        cc = _choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
+        return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc)
+
+    @staticmethod
+    def _delays(d: Mapping[str, Any], where: str) -> tuple[float, float]:
+        given = [k for k in ("rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms") if k in d]
+        if given == ["rtt_ms"]:
+            rtt = _number(d["rtt_ms"], f"{where}.rtt_ms", 0.0, 1e7)
+            return rtt / 2000.0, rtt / 2000.0
+        if given == ["one_way_delay_ms"]:
+            owd = _number(d["one_way_delay_ms"], f"{where}.one_way_delay_ms", 0.0, 1e7)
+            return owd / 1000.0, owd / 1000.0
+        if given == ["fwd_delay_ms", "rev_delay_ms"]:
+            fwd = _number(d["fwd_delay_ms"], f"{where}.fwd_delay_ms", 0.0, 1e7)
+            rev = _number(d["rev_delay_ms"], f"{where}.rev_delay_ms", 0.0, 1e7)
+            return fwd / 1000.0, rev / 1000.0
+        raise ScenarioError(
+            f"{where}.rtt_ms", {k: d[k] for k in given} or None,
+            "exactly one of rtt_ms, one_way_delay_ms, or both fwd_delay_ms and rev_delay_ms",
+        )
+
+    @staticmethod
+    def _queue(d: Mapping[str, Any], where: str, bandwidth: dict[str, Any], transport: TransportSpec) -> int:
+        packet = transport.mss_bytes + transport.header_bytes
+        given = [k for k in ("queue_bytes", "queue_packets", "queue_ms") if k in d]
+        if len(given) > 1:
+            raise ScenarioError(f"{where}.{given[1]}", d[given[1]], f"only one of queue_bytes, queue_packets, queue_ms (also got {given[0]})")
+        if given == ["queue_bytes"]:
+            return _integer(d["queue_bytes"], f"{where}.queue_bytes", packet, 2**50)
+        if given == ["queue_packets"]:
+            return packet * _integer(d["queue_packets"], f"{where}.queue_packets", 1, 2**30)
+        queue_ms = _DEFAULT_QUEUE_MS if not given else _number(d["queue_ms"], f"{where}.queue_ms", 0.0, 1e7)
+        peak_bps = _peak_mbps(bandwidth) * 1e6
+        return max(packet * (_DEFAULT_QUEUE_MIN_PACKETS if not given else 1), int(peak_bps * queue_ms / 8000.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "bandwidth": self.bandwidth,
+            "fwd_delay_ms": self.fwd_delay_s * 1000.0,
+            "rev_delay_ms": self.rev_delay_s * 1000.0,
+            "queue_bytes": self.queue_bytes,
+            "loss": self.loss,
+            "cc": self.cc,
+        }
+
+
+def _peak_mbps(bandwidth: Mapping[str, Any]) -> float:
+    """Peak rate named by a canonical bandwidth config, without reading trace files."""
+    kind = bandwidth["type"]
+    if kind == "constant":
+        return float(bandwidth["mbps"])
+    if kind == "square":
+        return max(float(bandwidth["high_mbps"]), float(bandwidth["low_mbps"]))
+    if kind == "piecewise":
+        return max(float(p[1]) for p in bandwidth["points"])
+    # Trace files: size the default queue for a typical cellular peak; users who care
+    # set queue_bytes explicitly.
+    return 10.0 * float(bandwidth.get("scale", 1.0))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated multipath deadline scenario.
+
+    Parameters
+    ----------
+    name : str
+        Identifier used in result tables.
+    paths : tuple of PathSpec
+        1 to 8 paths.
+    workload : dict
+        Canonical workload config (see :func:`mpsched.envs.workloads.normalize_workload`).
+    duration_s : float
+        Blocks arrive in ``[0, duration_s)``.
+    seed : int
+        Episode seed used when none is given.
+    transport : TransportSpec
+        MSS, header overhead and RTO constants.
+    receiver : str
+        ``"block"``: block-aware receiver without head-of-line blocking between blocks.
+    horizon_s : float or None
+        End of the simulation; ``None`` means the last block deadline (or the duration,
+        if later), after which nothing can complete on time.
+    description : str
+        Free text.
+    base_dir : Path or None
+        Directory that relative trace and frame files resolve against (the YAML file's
+        folder); not part of the serialized form.
+    """
+
+    name: str
+    paths: tuple[PathSpec, ...]
+    workload: dict[str, Any]
+    duration_s: float
+    seed: int = 0
+    transport: TransportSpec = field(default_factory=TransportSpec)
+    receiver: str = "block"
+    horizon_s: float | None = None
+    description: str = ""
+    base_dir: Path | None = field(default=None, compare=False)
+
+    KEYS = ("name", "description", "duration_s", "seed", "horizon_s", "transport", "receiver", "paths", "workload")
+
+    @classmethod
+    def from_dict(cls, d: Any, base_dir: str | Path | None = None) -> Scenario:
+        """Build and validate a scenario from a mapping (as read from YAML or JSON).
+
+        Raises
+        ------
+        ScenarioError
+            Naming the first invalid field.
+        """
+        d = _mapping(d, "scenario")
+        _check_keys(d, cls.KEYS, "")
+        name = d.get("name", "custom")
+        if not isinstance(name, str) or not name:
+            raise ScenarioError("name", name, "a non-empty string")
+        description = d.get("description", "")
+        if not isinstance(description, str):
+            raise ScenarioError("description", description, "a string")
+        if "duration_s" not in d:
+            raise ScenarioError("duration_s", None, "a duration in seconds > 0")
+        duration_s = _number(d["duration_s"], "duration_s", 0.0, 1e7, lo_open=True)
+        seed = _integer(d.get("seed", 0), "seed", 0, 2**63 - 1)
+        horizon = d.get("horizon_s")
+        horizon_s = None if horizon is None else _number(horizon, "horizon_s", 0.0, 4.6e9, lo_open=True)
+        transport = TransportSpec.from_dict(d.get("transport", {}))
+        receiver = _choice(d.get("receiver", "block"), "receiver", RECEIVERS)
+        paths_raw = d.get("paths")
+        if not isinstance(paths_raw, (list, tuple)) or not 1 <= len(paths_raw) <= 8:
+            raise ScenarioError("paths", paths_raw, "a list of 1 to 8 paths")
+        paths = tuple(PathSpec.from_dict(p, f"paths[{i}]", i, transport) for i, p in enumerate(paths_raw))
+        names = [p.name for p in paths]
+        if len(set(names)) != len(names):
+            raise ScenarioError("paths", names, "distinct path names")
+        if "workload" not in d:
+            raise ScenarioError("workload", None, "a workload mapping with a type")
+        workload = normalize_workload(d["workload"], "workload")
+        resolved = Path(base_dir).resolve() if base_dir is not None else None
+        sc = cls(
+            name=name,
+            paths=paths,
+            workload=workload,
+            duration_s=duration_s,
+            seed=seed,
+            transport=transport,
+            receiver=receiver,
+            horizon_s=horizon_s,
+            description=description,
+            base_dir=resolved,
+        )
+        return sc
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Scenario:
+        """Read a scenario from a YAML file; relative files resolve against its folder."""
+        p = Path(path)
+        try:
+            text = p.read_text()
+        except OSError as exc:
+            raise ScenarioError("scenario file", str(p), f"a readable YAML file ({exc.strerror})") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ScenarioError("scenario file", str(p), f"valid YAML ({exc})") from None
+        return cls.from_dict(data, base_dir=p.parent)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical form: every default filled in; relative files made absolute."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "duration_s": self.duration_s,
+            "seed": self.seed,
+            "horizon_s": self.horizon_s,
+            "transport": self.transport.to_dict(),
+            "receiver": self.receiver,
+            "paths": [_absolute_files(p.to_dict(), self.base_dir) for p in self.paths],
+            "workload": _absolute_files(self.workload, self.base_dir),
+        }
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    def replace(self, **changes: Any) -> Scenario:
+        """A copy with top-level fields changed, validated again (e.g. ``duration_s=10``)."""
+        d = self.to_dict()
+        d.update(changes)
+        return Scenario.from_dict(d, base_dir=self.base_dir)
+
+
+def _absolute_files(config: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
+    """Copy of a config whose ``file`` entries (at any depth) are absolute paths."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if key == "file" and isinstance(value, str) and base_dir is not None and not Path(value).is_absolute():
+            out[key] = str((base_dir / value).resolve())
+        elif isinstance(value, dict):
+            out[key] = _absolute_files(value, base_dir)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,144 @@
+"""A native batched vector environment: N episodes stepped in one C call.
+
+Observations, masks, rewards and termination flags are written by the core straight
+into numpy buffers allocated once (the EnvPool / PufferLib pattern). Sub-environments
+reset in the step their episode ends (``AutoresetMode.SAME_STEP``): the returned
+observation is the first one of the new episode and ``info["final_obs"]`` holds the last
+one of the old. Given the same seeds and actions it returns exactly what N
+:class:`~mpsched.envs.env.MultipathDeadlineEnv` would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import _core
+from .env import _MAX_SEED, _check_kwargs, observation_space
+from .episode import build_episode
+from .errors import ActionError
+from .scenario import Scenario
+from .scenarios import DEFAULT, resolve
+
+__all__ = ["MultipathDeadlineVectorEnv"]
+
+ScenarioLike = Scenario | str | Path | Mapping[str, Any]
+
+
+class MultipathDeadlineVectorEnv(VectorEnv):
+    """N copies of ``mpsched/MultipathDeadline-v0`` stepped natively.
+
+    Parameters
+    ----------
+    num_envs : int
+        Number of sub-environments.
+    scenario : scenario or sequence of scenarios
+        One scenario for all, or a sequence assigned to sub-environments in turn (all
+        must fit in ``max_paths``).
+    num_slots, max_paths, invalid_action
+        As for :class:`~mpsched.envs.env.MultipathDeadlineEnv`.
+    copy : bool
+        Return copies of the internal buffers (default) or the buffers themselves,
+        which the next step overwrites.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, scenario: ScenarioLike | Sequence[ScenarioLike] = DEFAULT,
+                 num_slots: int = 16, max_paths: int | None = None, invalid_action: str = "wait",
+                 copy: bool = True, **kwargs: Any) -> None:
+        if kwargs:
+            raise TypeError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs: got {num_envs!r}; expected an integer >= 1")
+        many = isinstance(scenario, Sequence) and not isinstance(scenario, (str, bytes))
+        pool = [resolve(s) for s in scenario] if many else [resolve(scenario)]
+        if not pool:
+            raise ValueError("scenario: an empty sequence of scenarios")
+        if max_paths is None:
+            max_paths = max(len(s.paths) for s in pool)
+        for s in pool:
+            self.num_slots, self.max_paths = _check_kwargs(s, num_slots, max_paths, invalid_action)
+        self.num_envs = int(num_envs)
+        self.scenarios = [pool[i % len(pool)] for i in range(self.num_envs)]
+        self.invalid_as_wait = invalid_action == "wait"
+        self.copy = bool(copy)
+        dim = _core.obs_dim(self.num_slots, self.max_paths)
+        self.single_observation_space = observation_space(dim)
+        self.single_action_space = spaces.Discrete(self.num_slots + 1)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        n, K = self.num_envs, self.num_slots
+        self._obs = np.zeros((n, dim), dtype=np.float32)
+        self._masks = np.zeros((n, K + 1), dtype=np.bool_)
+        self._slots = np.full((n, K), -1, dtype=np.int32)
+        self._rewards = np.zeros(n, dtype=np.float64)
+        self._terminations = np.zeros(n, dtype=np.bool_)
+        self._truncations = np.zeros(n, dtype=np.bool_)
+        self._env_rngs: list[np.random.Generator | None] = [None] * n
+        self._batch: _core.Batch | None = None
+
+    def _new_sim(self, i: int, seed: int | None) -> _core.Sim:
+        """Episode of sub-environment i, seeded exactly as the scalar environment's reset."""
+        if seed is not None:
+            self._env_rngs[i] = seeding.np_random(seed)[0]
+            episode_seed = int(seed)
+        else:
+            if self._env_rngs[i] is None:
+                self._env_rngs[i] = seeding.np_random()[0]
+            episode_seed = int(self._env_rngs[i].integers(_MAX_SEED))
+        return build_episode(self.scenarios[i], episode_seed).make_sim()
+
+    def reset(self, *, seed: int | Sequence[int] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every sub-environment; ``seed=s`` seeds sub-environment ``i`` with ``s + i``."""
+        if seed is None:
+            seeds: list[int | None] = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            super().reset(seed=int(seed))
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed: got {len(seeds)} seeds for {self.num_envs} sub-environments")
+        sims = [self._new_sim(i, s) for i, s in enumerate(seeds)]
+        self._batch = _core.Batch(sims, self.num_slots, self.max_paths, self._obs, self._masks, self._slots,
+                                  self._rewards, self._terminations)
+        for i, sim in enumerate(sims):
+            self._batch.set(i, sim)
+        return self._out(self._obs), {}
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._batch is None:
+            raise RuntimeError("call reset() before step()")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+            raise ActionError(
+                f"actions: expected an integer array of shape ({self.num_envs},), got dtype {a.dtype} shape {a.shape}"
+            )
+        try:
+            ended = self._batch.step(np.ascontiguousarray(a, dtype=np.int64), self.invalid_as_wait)
+        except ValueError as exc:
+            raise ActionError(str(exc)) from None
+        rewards = self._rewards.copy()
+        terminations = self._terminations.copy()
+        infos: dict[str, Any] = {}
+        if ended:
+            for i in np.flatnonzero(terminations):
+                infos = self._add_info(infos, {"final_obs": self._obs[i].copy(), "final_info": {}}, i)
+                self._batch.set(int(i), self._new_sim(int(i), None))
+        return self._out(self._obs), rewards, terminations, self._truncations.copy(), infos
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions per sub-environment, shape (num_envs, num_slots + 1)."""
+        return self._masks.copy()
+
+    def _out(self, buf: np.ndarray) -> np.ndarray:
+        return buf.copy() if self.copy else buf

@@ -1,0 +1,1 @@
+"""Suites, sweeps, reports and the command line."""
