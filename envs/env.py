@@ -162,21 +162,23 @@ class MultipathDeadlineEnv(gym.Env):
         super().reset(seed=seed)
         episode_seed = int(seed) if seed is not None else int(self.np_random.integers(_MAX_SEED))
         self.episode_seed = episode_seed
-        self._sim = build_episode(self.scenario, episode_seed).make_sim()
-        _, self._done = self._sim.obs_step(0, self.num_slots, self.max_paths, False, self._obs, self._mask, self._slots)
-        return self._obs.copy(), self._info()
+        sim = build_episode(self.scenario, episode_seed).make_sim()
+        sim.bind_obs(self.num_slots, self.max_paths, self.invalid_action == "wait", self._obs, self._mask, self._slots)
+        self._sim = sim
+        # No decision is pending yet: the action is ignored and the core runs to the first one.
+        _, self._done, path, now_ns = sim.obs_step(self.num_slots)
+        return self._obs.copy(), {"path": path, "time_s": now_ns * 1e-9}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._sim is None or self._done:
+        if self._done:
             raise RuntimeError("the episode is over: call reset() before step()")
-        a = check_action(action, self.num_slots)
         try:
-            reward, self._done = self._sim.obs_step(
-                a, self.num_slots, self.max_paths, self.invalid_action == "wait", self._obs, self._mask, self._slots
-            )
-        except ValueError as exc:
-            raise ActionError(str(exc)) from None
-        return self._obs.copy(), reward, self._done, False, self._info()
+            reward, self._done, path, now_ns = self._sim.obs_step(action)
+        except (TypeError, ValueError):
+            check_action(action, self.num_slots)  # names what is wrong with the action itself
+            raise ActionError(f"action {action!r} names an empty slot (see action_masks()); "
+                              f"WAIT = {self.num_slots}") from None
+        return self._obs.copy(), reward, self._done, False, {"path": path, "time_s": now_ns * 1e-9}
 
     def action_masks(self) -> np.ndarray:
         """Valid actions of the current decision (slots holding a block, and WAIT)."""
@@ -190,10 +192,6 @@ class MultipathDeadlineEnv(gym.Env):
     def sim(self) -> _core.Sim | None:
         """The core episode (read its state with ``sim.view(name)``)."""
         return self._sim
-
-    def _info(self) -> dict[str, Any]:
-        sim = self._sim
-        return {"path": sim.pending_path, "time_s": sim.now_ns * 1e-9}
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self._sim is None:

@@ -9,6 +9,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "obs.h"
@@ -33,6 +34,12 @@ static int Buffer_getbuffer(PyObject *obj, Py_buffer *view, int flags) {
     BufferObject *self = (BufferObject *)obj;
     if (flags & PyBUF_WRITABLE) {
         PyErr_SetString(PyExc_BufferError, "simulator state views are read-only");
+        view->obj = NULL;
+        return -1;
+    }
+    const int contiguous = self->strides[self->ndim - 1] == self->itemsize;
+    if (!contiguous && ((flags & PyBUF_STRIDES) != PyBUF_STRIDES || (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS)) {
+        PyErr_SetString(PyExc_BufferError, "this simulator view is strided: request strides (numpy.asarray does)");
         view->obj = NULL;
         return -1;
     }
@@ -69,8 +76,9 @@ static PyTypeObject BufferType = {
     .tp_doc = "Read-only view of an array owned by a Sim (use numpy.asarray).",
 };
 
+/* A view of n0 items `stride` bytes apart, or of an n0 x n1 C-contiguous array. */
 static PyObject *make_buffer(PyObject *owner, void *ptr, const char *format, Py_ssize_t itemsize, Py_ssize_t n0,
-                             Py_ssize_t n1) {
+                             Py_ssize_t n1, Py_ssize_t stride) {
     BufferObject *b = PyObject_New(BufferObject, &BufferType);
     if (!b) return NULL;
     b->owner = Py_NewRef(owner);
@@ -81,7 +89,7 @@ static PyObject *make_buffer(PyObject *owner, void *ptr, const char *format, Py_
     b->ndim = n1 > 0 ? 2 : 1;
     b->shape[0] = n0;
     b->shape[1] = n1;
-    b->strides[0] = n1 > 0 ? n1 * itemsize : itemsize;
+    b->strides[0] = n1 > 0 ? n1 * itemsize : stride;
     b->strides[1] = itemsize;
     return (PyObject *)b;
 }
@@ -207,12 +215,24 @@ static PyObject *core_error(const mps_sim *s) {
 typedef struct {
     PyObject_HEAD mps_sim *sim;
     mps_policy policy; /* native policy state for run() */
+    /* observation buffers bound by bind_obs() and written by every obs_step() */
+    Py_buffer obs, mask, slots;
+    int obs_bound, K, Pmax, invalid_as_wait;
 } SimObject;
+
+static void release_obs(SimObject *self) {
+    if (!self->obs_bound) return;
+    PyBuffer_Release(&self->obs);
+    PyBuffer_Release(&self->mask);
+    PyBuffer_Release(&self->slots);
+    self->obs_bound = 0;
+}
 
 static PyTypeObject SimType;
 
 static void Sim_dealloc(PyObject *obj) {
     SimObject *self = (SimObject *)obj;
+    release_obs(self);
     mps_sim_free(self->sim);
     Py_TYPE(obj)->tp_free(obj);
 }
@@ -421,8 +441,8 @@ static PyObject *Sim_apply(PyObject *obj, PyObject *arg) {
     }
     if (b != MPS_WAIT && (b < 0 || b >= s->n_blocks || !mps_block_sendable(s, (int32_t)b))) {
         const char *why = b < 0 || b >= s->n_blocks ? "does not exist"
-                          : !(s->flags[b] & MPS_BLK_ARRIVED) ? "has not arrived yet"
-                          : (s->flags[b] & MPS_BLK_CANCELLED) ? "was cancelled"
+                          : !(s->blk[b].flags & MPS_BLK_ARRIVED) ? "has not arrived yet"
+                          : (s->blk[b].flags & MPS_BLK_CANCELLED) ? "was cancelled"
                                                                : "has no bytes left to send";
         PyErr_Format(PyExc_ValueError, "action %lld: block %lld %s (choose a sendable block or WAIT = -1)", b, b, why);
         return NULL;
@@ -494,70 +514,59 @@ static PyObject *Sim_sendable(PyObject *obj, PyObject *arg) {
     return PyLong_FromLong(n);
 }
 
-/* Block and path arrays that can be viewed; offsets into mps_sim / mps_path_view. */
+/* Arrays that can be viewed: a field of the block records (stride 64 bytes), a cold
+ * per-block array, a per-block x path array, or a field of the path records. */
+enum { V_BLOCK, V_COLD, V_BLOCK_PATH, V_PATH };
+
 typedef struct {
     const char *name;
-    int per_path; /* 0: per block; 1: per path; 2: per block x path */
+    int where;
     const char *format;
     Py_ssize_t itemsize;
+    size_t offset; /* in mps_block, mps_path, or of the array pointer in mps_sim */
 } view_desc;
 
-static void *view_ptr(mps_sim *s, const char *name) {
-    mps_path_view *v = &s->pv;
-#define V(n, p) \
-    if (strcmp(name, n) == 0) return (void *)(p)
-    V("arrival_ns", s->arrival_ns);
-    V("size_bytes", s->size_bytes);
-    V("deadline_ns", s->deadline_ns);
-    V("priority", s->priority);
-    V("weight", s->weight);
-    V("unsent_bytes", s->unsent_bytes);
-    V("lost_pending_bytes", s->lost_pending_bytes);
-    V("acked_bytes", s->acked_bytes);
-    V("recv_bytes", s->recv_bytes);
-    V("duplicate_bytes", s->duplicate_bytes);
-    V("first_send_ns", s->first_send_ns);
-    V("completion_ns", s->completion_ns);
-    V("cancel_ns", s->cancel_ns);
-    V("flags", s->flags);
-    V("bytes_sent", s->blk_bytes_sent);
-    V("inflight_bytes", s->blk_inflight);
-    V("srtt_ns", v->srtt_ns);
-    V("rttvar_ns", v->rttvar_ns);
-    V("min_rtt_ns", v->min_rtt_ns);
-    V("rto_ns", v->rto_ns);
-    V("cwnd_bytes", v->cwnd_bytes);
-    V("path_inflight_bytes", v->inflight_bytes);
-    V("delivery_rate_bps", v->delivery_rate_bps);
-    V("recovery", v->recovery);
-    V("can_send", v->can_send);
-    V("last_send_ns", v->last_send_ns);
-    V("packets_sent", v->packets_sent);
-    V("path_bytes_sent", v->bytes_sent);
-    V("retransmissions", v->retransmissions);
-    V("queue_drops", v->queue_drops);
-    V("random_losses", v->random_losses);
-    V("declared_lost", v->declared_lost);
-    V("rto_count", v->rto_count);
-    V("fast_recoveries", v->fast_recoveries);
-    V("delivered_bytes", v->delivered_bytes);
-#undef V
-    return NULL;
-}
+#define VB(name, field, fmt) {name, V_BLOCK, fmt, sizeof(((mps_block *)0)->field), offsetof(mps_block, field)}
+#define VC(name, field) {name, V_COLD, "q", 8, offsetof(mps_sim, field)}
+#define VX(name, field) {name, V_BLOCK_PATH, "q", 8, offsetof(mps_sim, field)}
+#define VP(name, field, fmt) {name, V_PATH, fmt, sizeof(((mps_path *)0)->field), offsetof(mps_path, field)}
 
 static const view_desc VIEWS[] = {
-    {"arrival_ns", 0, "q", 8},          {"size_bytes", 0, "q", 8},         {"deadline_ns", 0, "q", 8},
-    {"priority", 0, "i", 4},            {"weight", 0, "d", 8},             {"unsent_bytes", 0, "q", 8},
-    {"lost_pending_bytes", 0, "q", 8},  {"acked_bytes", 0, "q", 8},        {"recv_bytes", 0, "q", 8},
-    {"duplicate_bytes", 0, "q", 8},     {"first_send_ns", 0, "q", 8},      {"completion_ns", 0, "q", 8},
-    {"cancel_ns", 0, "q", 8},           {"flags", 0, "I", 4},              {"bytes_sent", 2, "q", 8},
-    {"inflight_bytes", 2, "q", 8},      {"srtt_ns", 1, "q", 8},            {"rttvar_ns", 1, "q", 8},
-    {"min_rtt_ns", 1, "q", 8},          {"rto_ns", 1, "q", 8},             {"cwnd_bytes", 1, "q", 8},
-    {"path_inflight_bytes", 1, "q", 8}, {"delivery_rate_bps", 1, "q", 8},  {"recovery", 1, "i", 4},
-    {"can_send", 1, "?", 1},            {"last_send_ns", 1, "q", 8},       {"packets_sent", 1, "q", 8},
-    {"path_bytes_sent", 1, "q", 8},     {"retransmissions", 1, "q", 8},    {"queue_drops", 1, "q", 8},
-    {"random_losses", 1, "q", 8},       {"declared_lost", 1, "q", 8},      {"rto_count", 1, "q", 8},
-    {"fast_recoveries", 1, "q", 8},     {"delivered_bytes", 1, "q", 8},
+    VC("arrival_ns", arrival_ns),
+    VB("size_bytes", size_bytes, "i"),
+    VB("deadline_ns", deadline_ns, "q"),
+    VB("priority", priority, "i"),
+    VB("weight", weight, "d"),
+    VB("unsent_bytes", unsent_bytes, "i"),
+    VB("lost_pending_bytes", lost_pending_bytes, "i"),
+    VB("acked_bytes", acked_bytes, "i"),
+    VB("recv_bytes", recv_bytes, "i"),
+    VB("flags", flags, "I"),
+    VC("duplicate_bytes", duplicate_bytes),
+    VC("first_send_ns", first_send_ns),
+    VC("completion_ns", completion_ns),
+    VC("cancel_ns", cancel_ns),
+    VX("bytes_sent", blk_bytes_sent),
+    VX("inflight_bytes", blk_inflight),
+    VP("srtt_ns", srtt_ns, "q"),
+    VP("rttvar_ns", rttvar_ns, "q"),
+    VP("min_rtt_ns", min_rtt_ns, "q"),
+    VP("rto_ns", rto_ns, "q"),
+    VP("cwnd_bytes", cwnd_bytes, "q"),
+    VP("path_inflight_bytes", inflight_bytes, "q"),
+    VP("delivery_rate_bps", delivery_rate_bps, "q"),
+    VP("recovery", recovery, "i"),
+    VP("can_send", can_send, "?"),
+    VP("last_send_ns", last_send_ns, "q"),
+    VP("packets_sent", packets_sent, "q"),
+    VP("path_bytes_sent", bytes_sent, "q"),
+    VP("retransmissions", retransmissions, "q"),
+    VP("queue_drops", queue_drops, "q"),
+    VP("random_losses", random_losses, "q"),
+    VP("declared_lost", declared_lost, "q"),
+    VP("rto_count", rto_count, "q"),
+    VP("fast_recoveries", fast_recoveries, "q"),
+    VP("delivered_bytes", delivered_bytes, "q"),
 };
 
 static PyObject *Sim_view(PyObject *obj, PyObject *arg) {
@@ -572,9 +581,20 @@ static PyObject *Sim_view(PyObject *obj, PyObject *arg) {
     for (size_t k = 0; k < sizeof VIEWS / sizeof VIEWS[0]; k++) {
         const view_desc *d = &VIEWS[k];
         if (strcmp(d->name, name) != 0) continue;
-        Py_ssize_t n0 = d->per_path == 1 ? s->n_paths : s->n_blocks;
-        Py_ssize_t n1 = d->per_path == 2 ? s->n_paths : 0;
-        return make_buffer(obj, view_ptr(s, name), d->format, d->itemsize, n0, n1);
+        switch (d->where) {
+        case V_BLOCK:
+            return make_buffer(obj, (char *)s->blk + d->offset, d->format, d->itemsize, s->n_blocks, 0,
+                               sizeof(mps_block));
+        case V_COLD:
+            return make_buffer(obj, *(void **)((char *)s + d->offset), d->format, d->itemsize, s->n_blocks, 0,
+                               d->itemsize);
+        case V_BLOCK_PATH:
+            return make_buffer(obj, *(void **)((char *)s + d->offset), d->format, d->itemsize, s->n_blocks,
+                               s->n_paths, d->itemsize);
+        default:
+            return make_buffer(obj, (char *)s->paths + d->offset, d->format, d->itemsize, s->n_paths, 0,
+                               sizeof(mps_path));
+        }
     }
     PyErr_Format(PyExc_KeyError, "view: no array named '%s'", name);
     return NULL;
@@ -601,12 +621,13 @@ static int check_obs_dims(int K, int Pmax, int n_paths) {
     return 0;
 }
 
-static PyObject *Sim_obs_write(PyObject *obj, PyObject *args) {
+/* bind_obs(K, Pmax, invalid_as_wait, obs, mask, slots): the buffers obs_step writes. */
+static PyObject *Sim_bind_obs(PyObject *obj, PyObject *args) {
     SimObject *self = (SimObject *)obj;
     SIM_READY(self);
-    int K, Pmax;
+    int K, Pmax, invalid_as_wait;
     PyObject *o, *m, *sl;
-    if (!PyArg_ParseTuple(args, "iiOOO", &K, &Pmax, &o, &m, &sl)) return NULL;
+    if (!PyArg_ParseTuple(args, "iipOOO", &K, &Pmax, &invalid_as_wait, &o, &m, &sl)) return NULL;
     if (check_obs_dims(K, Pmax, self->sim->n_paths) != 0) return NULL;
     Py_buffer ob, mb, sb;
     Py_ssize_t os[1] = {(Py_ssize_t)mps_obs_dim(K, Pmax)}, ms[1] = {K + 1}, ss[1] = {K};
@@ -620,55 +641,46 @@ static PyObject *Sim_obs_write(PyObject *obj, PyObject *args) {
         PyBuffer_Release(&mb);
         return NULL;
     }
+    release_obs(self);
+    self->obs = ob;
+    self->mask = mb;
+    self->slots = sb;
+    self->K = K;
+    self->Pmax = Pmax;
+    self->invalid_as_wait = invalid_as_wait;
+    self->obs_bound = 1;
     mps_obs_write(self->sim, K, Pmax, (float *)ob.buf, (uint8_t *)mb.buf, (int32_t *)sb.buf);
-    PyBuffer_Release(&ob);
-    PyBuffer_Release(&mb);
-    PyBuffer_Release(&sb);
     Py_RETURN_NONE;
 }
 
-/* obs_step(action, K, Pmax, invalid_as_wait, obs, mask, slots) -> (reward, done) */
-static PyObject *Sim_obs_step(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) {
+/* obs_step(action) -> (reward, done, path, now_ns): apply the action of a slot (K for
+ * WAIT) to the pending decision, run to the next one and write its observation. */
+static PyObject *Sim_obs_step(PyObject *obj, PyObject *arg) {
     SimObject *self = (SimObject *)obj;
     SIM_READY(self);
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "obs_step(action, K, Pmax, invalid_as_wait, obs, mask, slots)");
+    if (!self->obs_bound) {
+        PyErr_SetString(PyExc_RuntimeError, "obs_step: call bind_obs() first");
         return NULL;
     }
     long long action;
-    if (as_block_index(args[0], "action", &action) != 0) return NULL;
-    int K = (int)PyLong_AsLong(args[1]), Pmax = (int)PyLong_AsLong(args[2]);
-    int invalid_as_wait = PyObject_IsTrue(args[3]);
-    if (PyErr_Occurred()) return NULL;
-    if (check_obs_dims(K, Pmax, self->sim->n_paths) != 0) return NULL;
-    Py_buffer ob, mb, sb;
-    Py_ssize_t os[1] = {(Py_ssize_t)mps_obs_dim(K, Pmax)}, ms[1] = {K + 1}, ss[1] = {K};
-    if (get_array(args[4], 'f', 1, os, 1, "obs", &ob) != 0) return NULL;
-    if (get_array(args[5], 'b', 1, ms, 1, "mask", &mb) != 0) {
-        PyBuffer_Release(&ob);
-        return NULL;
-    }
-    if (get_array(args[6], 'i', 1, ss, 1, "slots", &sb) != 0) {
-        PyBuffer_Release(&ob);
-        PyBuffer_Release(&mb);
-        return NULL;
-    }
+    if (as_block_index(arg, "action", &action) != 0) return NULL;
+    const int K = self->K;
     double reward = 0.0;
     uint8_t done = 0;
-    int rc = mps_obs_step(self->sim, K, Pmax, action, invalid_as_wait, (float *)ob.buf, (uint8_t *)mb.buf,
-                          (int32_t *)sb.buf, &reward, &done);
-    PyBuffer_Release(&ob);
-    PyBuffer_Release(&mb);
-    PyBuffer_Release(&sb);
-    if (rc == -2) return core_error(self->sim);
+    mps_sim *s = self->sim;
+    int rc = mps_obs_step(s, K, self->Pmax, action, self->invalid_as_wait, (float *)self->obs.buf,
+                          (uint8_t *)self->mask.buf, (int32_t *)self->slots.buf, &reward, &done);
+    if (rc == -2) return core_error(s);
     if (rc == -1) {
-        PyErr_Format(PyExc_ValueError,
-                     "action %lld is not valid here: use a slot in [0, %d) holding a block (see action_masks()) or "
-                     "%d for WAIT",
-                     action, K, K);
+        if (action < 0 || action > K)
+            PyErr_Format(PyExc_ValueError, "action %lld is outside Discrete(%d): slots 0..%d, WAIT = %d", action,
+                         K + 1, K - 1, K);
+        else
+            PyErr_Format(PyExc_ValueError, "action %lld names an empty slot (see action_masks()); WAIT = %d", action,
+                         K);
         return NULL;
     }
-    return Py_BuildValue("(dN)", reward, PyBool_FromLong(done));
+    return Py_BuildValue("(dNiL)", reward, PyBool_FromLong(done), s->pending, (long long)s->now);
 }
 
 #define SIM_GETTER(fname, expr)                                         \
@@ -721,9 +733,10 @@ static PyMethodDef Sim_methods[] = {
     {"sendable", Sim_sendable, METH_O, "sendable(out): write sendable block indices into an int32 array."},
     {"view", Sim_view, METH_O, "view(name): read-only buffer over a block or path array."},
     {"view_names", Sim_view_names, METH_NOARGS | METH_CLASS, "Names accepted by view()."},
-    {"obs_write", Sim_obs_write, METH_VARARGS, "obs_write(K, Pmax, obs, mask, slots)."},
-    {"obs_step", (PyCFunction)(void (*)(void))Sim_obs_step, METH_FASTCALL,
-     "obs_step(action, K, Pmax, invalid_as_wait, obs, mask, slots) -> (reward, done)."},
+    {"bind_obs", Sim_bind_obs, METH_VARARGS,
+     "bind_obs(K, Pmax, invalid_as_wait, obs, mask, slots): buffers for obs_step; writes the current observation."},
+    {"obs_step", Sim_obs_step, METH_O,
+     "obs_step(action) -> (reward, done, path, now_ns): apply a slot action (K = WAIT) and observe the next decision."},
     {NULL, NULL, 0, NULL},
 };
 

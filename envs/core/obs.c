@@ -2,42 +2,34 @@
 
 #include <string.h>
 
-typedef struct {
-    int32_t expired;
-    int64_t dist;
-    int32_t block;
-} slot_key;
-
-static int key_less(const slot_key *a, const slot_key *b) {
-    if (a->expired != b->expired) return a->expired < b->expired;
-    if (a->dist != b->dist) return a->dist < b->dist;
-    return a->block < b->block;
-}
-
-/* The K most urgent sendable blocks, in slot order; returns how many. */
-static int select_slots(const mps_sim *s, int K, int32_t *slot_blocks) {
-    slot_key top[64];
+/* The K most urgent sendable blocks, in slot order; returns how many. Blocks are kept
+ * in a bitset by deadline rank, so this costs O(K) plus the words skipped. */
+static int select_slots(mps_sim *s, int K, int32_t *slot_blocks) {
+    /* first rank whose deadline has not passed; time only grows, so does the cut */
+    while (s->dl_cut < s->n_blocks && s->dl_sorted[s->dl_cut] < s->now) s->dl_cut++;
+    const int32_t cut = s->dl_cut;
     int n = 0;
-    const int64_t now = s->now;
-    for (int32_t w = s->low_word; w < s->n_words; w++) {
-        uint64_t x = s->sendable_bits[w];
-        while (x) {
-            const int32_t b = (w << 6) + __builtin_ctzll(x);
+    /* unexpired blocks, earliest deadline first */
+    for (int32_t w = cut >> 6; w <= s->dl_hi_word && n < K; w++) {
+        uint64_t x = s->dl_bits[w];
+        if (w == (cut >> 6)) x &= ~UINT64_C(0) << (cut & 63);
+        while (x && n < K) {
+            slot_blocks[n++] = s->dl_order[(w << 6) + __builtin_ctzll(x)];
             x &= x - 1;
-            slot_key k;
-            k.expired = s->deadline_ns[b] < now;
-            k.dist = k.expired ? now - s->deadline_ns[b] : s->deadline_ns[b] - now;
-            k.block = b;
-            if (n == K && !key_less(&k, &top[n - 1])) continue;
-            int i = n < K ? n++ : K - 1;
-            while (i > 0 && key_less(&k, &top[i - 1])) {
-                top[i] = top[i - 1];
-                i--;
-            }
-            top[i] = k;
         }
     }
-    for (int i = 0; i < K; i++) slot_blocks[i] = i < n ? top[i].block : -1;
+    /* then expired blocks, most recently expired first */
+    for (int32_t w = (cut - 1) >> 6; cut > 0 && w >= 0 && n < K; w--) {
+        uint64_t x = s->dl_bits[w];
+        const int32_t top = cut - 1 - (w << 6); /* highest rank of this word still below cut */
+        if (top < 63) x &= (UINT64_C(1) << (top + 1)) - 1;
+        while (x && n < K) {
+            const int bit = 63 - __builtin_clzll(x);
+            slot_blocks[n++] = s->dl_order[(w << 6) + bit];
+            x &= ~(UINT64_C(1) << bit);
+        }
+    }
+    for (int i = n; i < K; i++) slot_blocks[i] = -1;
     return n;
 }
 
@@ -56,28 +48,30 @@ void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32
     const int stride = MPS_OBS_BLOCK_BASE + Pmax;
     for (int i = 0; i < n; i++) {
         const int32_t b = slot_blocks[i];
+        const mps_block *k = &s->blk[b];
         float *f = obs + (int64_t)i * stride;
         f[0] = 1.0f;
-        f[1] = (float)(s->unsent_bytes[b] + s->lost_pending_bytes[b]) * inv_mss;
-        f[2] = (float)((double)(s->deadline_ns[b] - s->now) * 1e-9);
-        f[3] = (float)s->priority[b];
-        f[4] = (float)s->weight[b];
-        f[5] = (float)s->size_bytes[b] * inv_mss;
-        for (int j = 0; j < P; j++) f[MPS_OBS_BLOCK_BASE + j] = (float)s->blk_inflight[(int64_t)b * P + j] * inv_mss;
+        f[1] = (float)(k->unsent_bytes + k->lost_pending_bytes) * inv_mss;
+        f[2] = (float)((double)(k->deadline_ns - s->now) * 1e-9);
+        f[3] = (float)k->priority;
+        f[4] = (float)k->weight;
+        f[5] = (float)k->size_bytes * inv_mss;
+        const int64_t *inflight = s->blk_inflight + (int64_t)b * P;
+        for (int j = 0; j < P; j++) f[MPS_OBS_BLOCK_BASE + j] = (float)inflight[j] * inv_mss;
         mask[i] = 1;
     }
     float *pf = obs + (int64_t)K * stride;
-    const mps_path_view *v = &s->pv;
     for (int j = 0; j < P; j++) {
+        const mps_path *p = &s->paths[j];
         float *f = pf + j * MPS_OBS_PATH_FEATURES;
         f[0] = 1.0f;
-        f[1] = (float)((double)v->srtt_ns[j] * 1e-9);
-        f[2] = (float)((double)v->rttvar_ns[j] * 1e-9);
-        f[3] = (float)v->cwnd_bytes[j] * inv_mss;
-        f[4] = (float)v->inflight_bytes[j] * inv_mss;
-        f[5] = (float)((double)v->delivery_rate_bps[j] * 1e-6);
-        f[6] = v->recovery[j] != MPS_REC_NONE ? 1.0f : 0.0f;
-        f[7] = v->can_send[j] ? 1.0f : 0.0f;
+        f[1] = (float)((double)p->srtt_ns * 1e-9);
+        f[2] = (float)((double)p->rttvar_ns * 1e-9);
+        f[3] = (float)p->cwnd_bytes * inv_mss;
+        f[4] = (float)p->inflight_bytes * inv_mss;
+        f[5] = (float)((double)p->delivery_rate_bps * 1e-6);
+        f[6] = p->recovery != MPS_REC_NONE ? 1.0f : 0.0f;
+        f[7] = p->can_send ? 1.0f : 0.0f;
     }
     pf[(int64_t)Pmax * MPS_OBS_PATH_FEATURES + s->pending] = 1.0f;
 }

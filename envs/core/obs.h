@@ -9,8 +9,8 @@
  *       in flight [packets], delivery-rate estimate [Mbit/s], in recovery, can send;
  *   Pmax one-hot: the deciding path.
  * Slots hold the sendable blocks, most urgent first: blocks whose deadline has not
- * passed by earliest deadline, then expired blocks, most recently expired first; ties
- * by block index.
+ * passed by earliest deadline (ties: lower index first), then expired blocks, most
+ * recently expired first (ties: higher index first).
  */
 #ifndef MPSCHED_OBS_H
 #define MPSCHED_OBS_H

@@ -8,10 +8,11 @@ void mps_policy_reset(mps_policy *pol) { pol->cursor = 0; }
 
 /* MinRTT: FIFO blocks on the ready path with the smallest smoothed RTT. */
 static int32_t minrtt(mps_sim *s, int j) {
-    const int64_t *srtt = s->pv.srtt_ns;
+    const int64_t srtt_j = s->paths[j].srtt_ns;
     for (int i = 0; i < s->n_paths; i++) {
-        if (i == j || !s->pv.can_send[i]) continue;
-        if (srtt[i] < srtt[j] || (srtt[i] == srtt[j] && i < j)) return MPS_WAIT;
+        const mps_path *p = &s->paths[i];
+        if (i == j || !p->can_send) continue;
+        if (p->srtt_ns < srtt_j || (p->srtt_ns == srtt_j && i < j)) return MPS_WAIT;
     }
     return mps_first_sendable(s);
 }
@@ -21,7 +22,7 @@ static int32_t round_robin(mps_sim *s, mps_policy *pol, int j) {
     const int P = s->n_paths;
     for (int k = 0; k < P; k++) {
         const int i = (int)((pol->cursor + k) % P);
-        if (!s->pv.can_send[i]) continue;
+        if (!s->paths[i].can_send) continue;
         if (i != j) return MPS_WAIT;
         pol->cursor = (j + 1) % P;
         return mps_first_sendable(s);

@@ -1,6 +1,10 @@
 /*
  * The event loop, the links, the receiver and the sender of docs/model.md.
  * Section numbers in comments refer to that page.
+ *
+ * Layout: a block's hot state is one 64-byte record (mps_block) and a path's one
+ * contiguous struct (mps_path), because the vector environment steps hundreds of
+ * episodes in turn and each step should touch few cache lines.
  */
 #include "sim.h"
 
@@ -23,14 +27,13 @@ static int64_t next_pow2(int64_t x) {
 
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
-static int32_t piece_count(const mps_sim *s, int32_t b) {
-    return (int32_t)(s->piece_off[b + 1] - s->piece_off[b]);
+static inline int32_t piece_count(const mps_sim *s, const mps_block *k) {
+    return (k->size_bytes + s->mss - 1) / s->mss;
 }
 
-static int32_t piece_size(const mps_sim *s, int32_t b, int32_t i) {
-    int32_t n = piece_count(s, b);
-    if (i < n - 1) return s->mss;
-    return (int32_t)(s->size_bytes[b] - (int64_t)(n - 1) * s->mss);
+static inline int32_t piece_size(const mps_sim *s, const mps_block *k, int32_t i) {
+    const int32_t n = piece_count(s, k);
+    return i < n - 1 ? s->mss : k->size_bytes - (n - 1) * s->mss;
 }
 
 static void fail(mps_sim *s, int code, const char *msg) {
@@ -47,16 +50,26 @@ static void fail(mps_sim *s, int code, const char *msg) {
 static int fifo_alloc(mps_fifo *f, int64_t cap) {
     f->cap = next_pow2(cap < 16 ? 16 : cap);
     f->head = f->tail = 0;
+    f->head_t = MPS_NEVER;
     f->buf = (mps_pkt *)malloc((size_t)f->cap * sizeof(mps_pkt));
     return f->buf ? 0 : -1;
 }
 
+static inline void fifo_clear(mps_fifo *f) {
+    f->head = f->tail = 0;
+    f->head_t = MPS_NEVER;
+}
+
 static inline int64_t fifo_count(const mps_fifo *f) { return f->tail - f->head; }
 static inline mps_pkt *fifo_front(const mps_fifo *f) { return &f->buf[f->head & (f->cap - 1)]; }
-static inline void fifo_pop(mps_fifo *f) { f->head++; }
+
+static inline void fifo_pop(mps_fifo *f) {
+    f->head++;
+    f->head_t = f->head < f->tail ? fifo_front(f)->t : MPS_NEVER;
+}
 
 static int fifo_grow(mps_sim *s, mps_fifo *f) {
-    int64_t n = fifo_count(f);
+    const int64_t n = fifo_count(f);
     mps_pkt *nb = (mps_pkt *)malloc((size_t)(2 * f->cap) * sizeof(mps_pkt));
     if (!nb) {
         fail(s, MPS_ERR_NOMEM, "out of memory growing a packet lane");
@@ -73,6 +86,7 @@ static int fifo_grow(mps_sim *s, mps_fifo *f) {
 
 static inline int fifo_push(mps_sim *s, mps_fifo *f, const mps_pkt *p) {
     if (fifo_count(f) == f->cap && fifo_grow(s, f) != 0) return -1;
+    if (f->head == f->tail) f->head_t = p->t;
     f->buf[f->tail & (f->cap - 1)] = *p;
     f->tail++;
     return 0;
@@ -146,8 +160,8 @@ int mps_config_check(const mps_config *c, char *err, size_t errlen) {
         if (b > 0)
             CHECK(c->arrival_ns[b] >= c->arrival_ns[b - 1], "blocks.arrival_ns[%d]: %lld is before the previous block's %lld",
                   b, (long long)c->arrival_ns[b], (long long)c->arrival_ns[b - 1]);
-        CHECK(c->size_bytes[b] >= 1 && c->size_bytes[b] <= (INT64_C(1) << 40),
-              "blocks.size_bytes[%d]: %lld is outside [1, 2^40]", b, (long long)c->size_bytes[b]);
+        CHECK(c->size_bytes[b] >= 1 && c->size_bytes[b] <= MPS_MAX_BLOCK_BYTES,
+              "blocks.size_bytes[%d]: %lld is outside [1, 2^31 - 1]", b, (long long)c->size_bytes[b]);
         CHECK(c->deadline_ns[b] >= c->arrival_ns[b] && c->deadline_ns[b] <= MPS_MAX_TIME_NS,
               "blocks.deadline_ns[%d]: %lld is before the arrival %lld or above 2^62", b, (long long)c->deadline_ns[b],
               (long long)c->arrival_ns[b]);
@@ -168,6 +182,33 @@ static int64_t cycle_work(const mps_path *p) {
         w += (__int128)p->bw_rate_bps[k] * (end - p->bw_start_ns[k]);
     }
     return w > INT64_MAX ? INT64_MAX : (int64_t)w;
+}
+
+/* Sorts block indices by (deadline, index) with a bottom-up merge sort, so that the
+ * order does not depend on the C library. Returns -1 when memory runs out. */
+static int sort_by_deadline(int32_t *idx, int32_t n, const mps_block *blk) {
+    int32_t *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t));
+    if (!tmp) return -1;
+    for (int32_t width = 1; width < n; width *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * width) {
+            const int32_t mid = lo + width < n ? lo + width : n;
+            const int32_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                const int32_t a = idx[i], b = idx[j];
+                const int64_t da = blk[a].deadline_ns, db = blk[b].deadline_ns;
+                if (da < db || (da == db && a < b))
+                    tmp[k++] = idx[i++];
+                else
+                    tmp[k++] = idx[j++];
+            }
+            while (i < mid) tmp[k++] = idx[i++];
+            while (j < hi) tmp[k++] = idx[j++];
+        }
+        memcpy(idx, tmp, (size_t)n * sizeof(int32_t));
+    }
+    free(tmp);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -198,62 +239,42 @@ mps_sim *mps_sim_create(const mps_config *c) {
     s->seed = c->seed;
     const int32_t n = c->n_blocks, P = c->n_paths;
 
+    s->blk = aligned_alloc(64, (size_t)n * sizeof(mps_block)); /* one cache line per block */
+    if (!s->blk) goto nomem;
     ALLOC(s->arrival_ns, n);
-    ALLOC(s->size_bytes, n);
-    ALLOC(s->deadline_ns, n);
-    ALLOC(s->priority, n);
-    ALLOC(s->weight, n);
-    memcpy(s->arrival_ns, c->arrival_ns, (size_t)n * sizeof(int64_t));
-    memcpy(s->size_bytes, c->size_bytes, (size_t)n * sizeof(int64_t));
-    memcpy(s->deadline_ns, c->deadline_ns, (size_t)n * sizeof(int64_t));
-    memcpy(s->priority, c->priority, (size_t)n * sizeof(int32_t));
-    memcpy(s->weight, c->weight, (size_t)n * sizeof(double));
-
-    ALLOC(s->piece_off, n + 1);
-    for (int32_t b = 0; b < n; b++)
-        s->piece_off[b + 1] = s->piece_off[b] + (s->size_bytes[b] + s->mss - 1) / s->mss;
-    s->n_pieces = s->piece_off[n];
-
-    ALLOC(s->next_new, n);
-    ALLOC(s->lost_head, n);
-    ALLOC(s->lost_tail, n);
-    ALLOC(s->unsent_bytes, n);
-    ALLOC(s->lost_pending_bytes, n);
-    ALLOC(s->acked_bytes, n);
-    ALLOC(s->recv_bytes, n);
-    ALLOC(s->duplicate_bytes, n);
     ALLOC(s->first_send_ns, n);
     ALLOC(s->completion_ns, n);
     ALLOC(s->cancel_ns, n);
-    ALLOC(s->flags, n);
+    ALLOC(s->duplicate_bytes, n);
     ALLOC(s->blk_bytes_sent, (int64_t)n * P);
     ALLOC(s->blk_inflight, (int64_t)n * P);
+    memcpy(s->arrival_ns, c->arrival_ns, (size_t)n * sizeof(int64_t));
+    int64_t pieces = 0;
+    for (int32_t b = 0; b < n; b++) {
+        mps_block *k = &s->blk[b];
+        memset(k, 0, sizeof *k);
+        k->deadline_ns = c->deadline_ns[b];
+        k->weight = c->weight[b];
+        k->size_bytes = (int32_t)c->size_bytes[b];
+        k->priority = c->priority[b];
+        k->piece_off = (int32_t)pieces;
+        pieces += piece_count(s, k);
+    }
+    s->n_pieces = pieces;
     ALLOC(s->piece_state, s->n_pieces);
     ALLOC(s->piece_received, s->n_pieces);
     ALLOC(s->piece_next_lost, s->n_pieces);
     s->n_words = (n + 63) / 64;
     ALLOC(s->sendable_bits, s->n_words);
-
-    mps_path_view *v = &s->pv;
-    ALLOC(v->srtt_ns, P);
-    ALLOC(v->rttvar_ns, P);
-    ALLOC(v->min_rtt_ns, P);
-    ALLOC(v->rto_ns, P);
-    ALLOC(v->cwnd_bytes, P);
-    ALLOC(v->inflight_bytes, P);
-    ALLOC(v->delivery_rate_bps, P);
-    ALLOC(v->recovery, P);
-    ALLOC(v->can_send, P);
-    ALLOC(v->last_send_ns, P);
-    ALLOC(v->packets_sent, P);
-    ALLOC(v->bytes_sent, P);
-    ALLOC(v->retransmissions, P);
-    ALLOC(v->queue_drops, P);
-    ALLOC(v->random_losses, P);
-    ALLOC(v->declared_lost, P);
-    ALLOC(v->rto_count, P);
-    ALLOC(v->fast_recoveries, P);
-    ALLOC(v->delivered_bytes, P);
+    ALLOC(s->dl_bits, s->n_words);
+    ALLOC(s->dl_order, n);
+    ALLOC(s->dl_sorted, n);
+    for (int32_t b = 0; b < n; b++) s->dl_order[b] = b;
+    if (sort_by_deadline(s->dl_order, n, s->blk) != 0) goto nomem;
+    for (int32_t r = 0; r < n; r++) {
+        s->blk[s->dl_order[r]].dl_rank = r;
+        s->dl_sorted[r] = s->blk[s->dl_order[r]].deadline_ns;
+    }
 
     const int64_t pkt_bytes = (int64_t)s->mss + s->header;
     for (int j = 0; j < P; j++) {
@@ -264,6 +285,7 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->queue_bytes = pc->queue_bytes;
         p->loss_threshold = pc->loss_threshold;
         p->cc = pc->cc;
+        p->window_based = mps_cc_table[pc->cc]->window_based;
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
@@ -273,20 +295,18 @@ mps_sim *mps_sim_create(const mps_config *c) {
         ALLOC(p->bw_rate_bps, pc->bw_n);
         memcpy(p->bw_start_ns, pc->bw_start_ns, (size_t)pc->bw_n * sizeof(int64_t));
         memcpy(p->bw_rate_bps, pc->bw_rate_bps, (size_t)pc->bw_n * sizeof(int64_t));
+        p->cycle_work = cycle_work(p);
         int64_t peak = 0;
         for (int32_t k = 0; k < pc->bw_n; k++)
             if (pc->bw_rate_bps[k] > peak) peak = pc->bw_rate_bps[k];
         ALLOC(p->ring, pc->ring_capacity);
         p->ring_mask = pc->ring_capacity - 1;
-        if (fifo_alloc(&p->linkq, clamp64(pc->queue_bytes / pkt_bytes * 2 + 16, 16, 65536)) != 0) goto nomem;
-        if (fifo_alloc(&p->recvq, lane_estimate(peak, pc->fwd_delay_ns, pkt_bytes)) != 0) goto nomem;
-        if (fifo_alloc(&p->ackq, lane_estimate(peak, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes)) != 0)
+        const int64_t rtt_lane = lane_estimate(peak, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes);
+        if (fifo_alloc(&p->linkq, clamp64(pc->queue_bytes / pkt_bytes * 2 + 16, 16, 65536)) != 0 ||
+            fifo_alloc(&p->recvq, lane_estimate(peak, pc->fwd_delay_ns, pkt_bytes)) != 0 ||
+            fifo_alloc(&p->ackq, rtt_lane) != 0 ||
+            fifo_alloc(&p->nackq, pc->loss_threshold > 0 && !p->window_based ? rtt_lane : 16) != 0)
             goto nomem;
-        if (fifo_alloc(&p->nackq, pc->loss_threshold > 0 && pc->cc == MPS_CC_IDEAL
-                                      ? lane_estimate(peak, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes)
-                                      : 16) != 0)
-            goto nomem;
-        p->cycle_work = cycle_work(p);
     }
     mps_sim_reset(s, c->seed);
     return s;
@@ -297,50 +317,21 @@ nomem:
 
 void mps_sim_free(mps_sim *s) {
     if (!s) return;
+    free(s->blk);
     free(s->arrival_ns);
-    free(s->size_bytes);
-    free(s->deadline_ns);
-    free(s->priority);
-    free(s->weight);
-    free(s->piece_off);
-    free(s->next_new);
-    free(s->lost_head);
-    free(s->lost_tail);
-    free(s->unsent_bytes);
-    free(s->lost_pending_bytes);
-    free(s->acked_bytes);
-    free(s->recv_bytes);
-    free(s->duplicate_bytes);
     free(s->first_send_ns);
     free(s->completion_ns);
     free(s->cancel_ns);
-    free(s->flags);
+    free(s->duplicate_bytes);
     free(s->blk_bytes_sent);
     free(s->blk_inflight);
     free(s->piece_state);
     free(s->piece_received);
     free(s->piece_next_lost);
     free(s->sendable_bits);
-    mps_path_view *v = &s->pv;
-    free(v->srtt_ns);
-    free(v->rttvar_ns);
-    free(v->min_rtt_ns);
-    free(v->rto_ns);
-    free(v->cwnd_bytes);
-    free(v->inflight_bytes);
-    free(v->delivery_rate_bps);
-    free(v->recovery);
-    free(v->can_send);
-    free(v->last_send_ns);
-    free(v->packets_sent);
-    free(v->bytes_sent);
-    free(v->retransmissions);
-    free(v->queue_drops);
-    free(v->random_losses);
-    free(v->declared_lost);
-    free(v->rto_count);
-    free(v->fast_recoveries);
-    free(v->delivered_bytes);
+    free(s->dl_bits);
+    free(s->dl_order);
+    free(s->dl_sorted);
     for (int j = 0; j < MPS_MAX_PATHS; j++) {
         mps_path *p = &s->paths[j];
         free(p->bw_start_ns);
@@ -358,9 +349,9 @@ void mps_sim_free(mps_sim *s) {
 /* Reset (7: initial values)                                                 */
 /* ------------------------------------------------------------------------- */
 
-static int64_t rto_from_estimates(const mps_path *p, int64_t srtt, int64_t rttvar) {
-    int64_t var4 = 4 * rttvar;
-    int64_t rto = srtt + (var4 > MPS_RTO_GRANULARITY_NS ? var4 : MPS_RTO_GRANULARITY_NS);
+static int64_t rto_from_estimates(const mps_path *p) {
+    const int64_t var4 = 4 * p->rttvar_ns;
+    const int64_t rto = p->srtt_ns + (var4 > MPS_RTO_GRANULARITY_NS ? var4 : MPS_RTO_GRANULARITY_NS);
     return clamp64(rto, p->min_rto_ns, p->max_rto_ns);
 }
 
@@ -368,35 +359,35 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     const int32_t n = s->n_blocks, P = s->n_paths;
     s->seed = seed;
     for (int32_t b = 0; b < n; b++) {
-        s->next_new[b] = 0;
-        s->lost_head[b] = s->lost_tail[b] = -1;
-        s->unsent_bytes[b] = s->size_bytes[b];
+        mps_block *k = &s->blk[b];
+        k->unsent_bytes = k->size_bytes;
+        k->lost_pending_bytes = k->acked_bytes = k->recv_bytes = 0;
+        k->next_new = 0;
+        k->lost_head = k->lost_tail = -1;
+        k->flags = 0;
         s->first_send_ns[b] = s->completion_ns[b] = s->cancel_ns[b] = -1;
     }
-    memset(s->lost_pending_bytes, 0, (size_t)n * sizeof(int64_t));
-    memset(s->acked_bytes, 0, (size_t)n * sizeof(int64_t));
-    memset(s->recv_bytes, 0, (size_t)n * sizeof(int64_t));
     memset(s->duplicate_bytes, 0, (size_t)n * sizeof(int64_t));
-    memset(s->flags, 0, (size_t)n * sizeof(uint32_t));
     memset(s->blk_bytes_sent, 0, (size_t)n * (size_t)P * sizeof(int64_t));
     memset(s->blk_inflight, 0, (size_t)n * (size_t)P * sizeof(int64_t));
     memset(s->piece_state, MPS_PIECE_UNSENT, (size_t)s->n_pieces);
     memset(s->piece_received, 0, (size_t)s->n_pieces);
     memset(s->sendable_bits, 0, (size_t)s->n_words * sizeof(uint64_t));
+    memset(s->dl_bits, 0, (size_t)s->n_words * sizeof(uint64_t));
     s->low_word = s->n_words;
     s->n_sendable = 0;
+    s->dl_cut = 0;
+    s->dl_hi_word = -1;
 
-    mps_path_view *v = &s->pv;
     for (int j = 0; j < P; j++) {
         mps_path *p = &s->paths[j];
         p->seg_k = 0;
         p->seg_base = 0;
         mps_rng_seed(p->rng, seed, j);
-        p->linkq.head = p->linkq.tail = 0;
-        p->recvq.head = p->recvq.tail = 0;
-        p->ackq.head = p->ackq.tail = 0;
-        p->nackq.head = p->nackq.tail = 0;
-        p->link_busy = 0;
+        fifo_clear(&p->linkq);
+        fifo_clear(&p->recvq);
+        fifo_clear(&p->ackq);
+        fifo_clear(&p->nackq);
         p->link_done_ns = MPS_NEVER;
         p->waiting_bytes = 0;
         p->oldest_pn = p->next_pn = p->scan_pn = p->ack_count = 0;
@@ -404,17 +395,17 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->rto_deadline = MPS_NEVER;
         p->delivered = p->delivered_time = 0;
         const int64_t base_rtt = p->fwd_delay_ns + p->rev_delay_ns; /* the handshake sample */
-        v->srtt_ns[j] = v->min_rtt_ns[j] = base_rtt;
-        v->rttvar_ns[j] = base_rtt / 2;
-        v->rto_ns[j] = rto_from_estimates(p, v->srtt_ns[j], v->rttvar_ns[j]);
-        v->inflight_bytes[j] = 0;
-        v->delivery_rate_bps[j] = 0;
-        v->recovery[j] = MPS_REC_NONE;
-        v->can_send[j] = 0;
-        v->last_send_ns[j] = -1;
-        v->packets_sent[j] = v->bytes_sent[j] = v->retransmissions[j] = 0;
-        v->queue_drops[j] = v->random_losses[j] = v->declared_lost[j] = 0;
-        v->rto_count[j] = v->fast_recoveries[j] = v->delivered_bytes[j] = 0;
+        p->srtt_ns = p->min_rtt_ns = base_rtt;
+        p->rttvar_ns = base_rtt / 2;
+        p->rto_ns = rto_from_estimates(p);
+        p->inflight_bytes = 0;
+        p->delivery_rate_bps = 0;
+        p->recovery = MPS_REC_NONE;
+        p->can_send = 0;
+        p->last_send_ns = -1;
+        p->packets_sent = p->bytes_sent = p->retransmissions = 0;
+        p->queue_drops = p->random_losses = p->declared_lost = 0;
+        p->rto_count = p->fast_recoveries = p->delivered_bytes = 0;
         mps_cc_table[p->cc]->init(s, j);
     }
     s->n_arrived = 0;
@@ -438,26 +429,32 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
 /* ------------------------------------------------------------------------- */
 
 static void update_sendable(mps_sim *s, int32_t b) {
-    const uint32_t f = s->flags[b];
+    const mps_block *k = &s->blk[b];
+    const uint32_t f = k->flags;
     const int want = (f & MPS_BLK_ARRIVED) && !(f & MPS_BLK_CANCELLED) &&
-                     (s->unsent_bytes[b] > 0 || s->lost_pending_bytes[b] > 0);
+                     (k->unsent_bytes > 0 || k->lost_pending_bytes > 0);
     const int32_t w = b >> 6;
     const uint64_t bit = UINT64_C(1) << (b & 63);
     const int have = (s->sendable_bits[w] & bit) != 0;
     if (want == have) return;
+    const int32_t r = k->dl_rank;
+    const uint64_t rbit = UINT64_C(1) << (r & 63);
     if (want) {
         s->sendable_bits[w] |= bit;
+        s->dl_bits[r >> 6] |= rbit;
+        if ((r >> 6) > s->dl_hi_word) s->dl_hi_word = r >> 6;
         s->n_sendable++;
         if (w < s->low_word) s->low_word = w;
     } else {
         s->sendable_bits[w] &= ~bit;
+        s->dl_bits[r >> 6] &= ~rbit;
         s->n_sendable--;
     }
 }
 
 int32_t mps_first_sendable(mps_sim *s) {
     for (int32_t w = s->low_word; w < s->n_words; w++) {
-        uint64_t x = s->sendable_bits[w];
+        const uint64_t x = s->sendable_bits[w];
         if (x) {
             s->low_word = w;
             return (w << 6) + __builtin_ctzll(x);
@@ -499,7 +496,7 @@ static void seg_locate(mps_path *p, int64_t t) {
     const int64_t rel = t - p->seg_base;
     int32_t lo = p->seg_k, hi = p->bw_n; /* bw_start_ns[lo] <= rel < bw_start_ns[hi] */
     while (hi - lo > 1) {
-        int32_t mid = lo + (hi - lo) / 2;
+        const int32_t mid = lo + (hi - lo) / 2;
         if (p->bw_start_ns[mid] <= rel)
             lo = mid;
         else
@@ -540,30 +537,27 @@ static int64_t service_end(mps_path *p, int64_t t0, int64_t wire_bytes) {
 /* Link (4)                                                                  */
 /* ------------------------------------------------------------------------- */
 
-static void link_enqueue(mps_sim *s, int j, const mps_pkt *pk) {
-    mps_path *p = &s->paths[j];
+static void link_enqueue(mps_sim *s, mps_path *p, const mps_pkt *pk) {
     const int64_t wire = (int64_t)pk->size + s->header;
-    if (!p->link_busy) {
+    if (p->link_done_ns == MPS_NEVER && fifo_count(&p->linkq) == 0) {
         if (fifo_push(s, &p->linkq, pk) != 0) return;
-        p->link_busy = 1;
         p->link_done_ns = service_end(p, s->now, wire);
     } else if (p->waiting_bytes + wire <= p->queue_bytes) {
         if (fifo_push(s, &p->linkq, pk) != 0) return;
         p->waiting_bytes += wire;
     } else {
-        s->pv.queue_drops[j]++;
+        p->queue_drops++;
     }
 }
 
-static void on_link_done(mps_sim *s, int j, int64_t t) {
-    mps_path *p = &s->paths[j];
+static void on_link_done(mps_sim *s, mps_path *p, int64_t t) {
     mps_pkt pk = *fifo_front(&p->linkq);
     fifo_pop(&p->linkq);
     int lost = 0;
     if (p->loss_threshold > 0) lost = (mps_rng_next(p->rng) >> 11) < p->loss_threshold;
     if (lost) {
-        s->pv.random_losses[j]++;
-        if (!mps_cc_table[p->cc]->window_based) { /* 7.6: negative acknowledgement */
+        p->random_losses++;
+        if (!p->window_based) { /* 7.6: negative acknowledgement */
             pk.t = t + p->fwd_delay_ns + p->rev_delay_ns;
             pk.nack = 1;
             fifo_push(s, &p->nackq, &pk);
@@ -577,7 +571,6 @@ static void on_link_done(mps_sim *s, int j, int64_t t) {
         p->waiting_bytes -= wire;
         p->link_done_ns = service_end(p, t, wire);
     } else {
-        p->link_busy = 0;
         p->link_done_ns = MPS_NEVER;
     }
 }
@@ -586,23 +579,23 @@ static void on_link_done(mps_sim *s, int j, int64_t t) {
 /* Receiver (6)                                                              */
 /* ------------------------------------------------------------------------- */
 
-static void on_receive(mps_sim *s, int j, int64_t t) {
-    mps_path *p = &s->paths[j];
+static void on_receive(mps_sim *s, mps_path *p, int64_t t) {
     mps_pkt pk = *fifo_front(&p->recvq);
     fifo_pop(&p->recvq);
     const int32_t b = pk.block;
-    const int64_t g = s->piece_off[b] + pk.piece;
-    s->pv.delivered_bytes[j] += pk.size;
+    mps_block *k = &s->blk[b];
+    const int32_t g = k->piece_off + pk.piece;
+    p->delivered_bytes += pk.size;
     if (!s->piece_received[g]) {
         s->piece_received[g] = 1;
-        s->recv_bytes[b] += pk.size;
-        if (s->recv_bytes[b] == s->size_bytes[b]) {
+        k->recv_bytes += pk.size;
+        if (k->recv_bytes == k->size_bytes) {
             s->completion_ns[b] = t;
-            s->flags[b] |= MPS_BLK_COMPLETE;
-            if (t <= s->deadline_ns[b]) {
-                s->flags[b] |= MPS_BLK_ON_TIME;
-                s->reward += s->weight[b];
-                s->reward_total += s->weight[b];
+            k->flags |= MPS_BLK_COMPLETE;
+            if (t <= k->deadline_ns) {
+                k->flags |= MPS_BLK_ON_TIME;
+                s->reward += k->weight;
+                s->reward_total += k->weight;
             }
         }
     } else {
@@ -619,50 +612,53 @@ static void on_receive(mps_sim *s, int j, int64_t t) {
 int mps_path_ready(const mps_sim *s, int j) {
     const mps_path *p = &s->paths[j];
     if (p->next_pn - p->oldest_pn > p->ring_mask) return 0; /* ring full */
-    if (!mps_cc_table[p->cc]->window_based)
-        return !p->link_busy; /* ideal: the link is idle (nothing waits when it is idle) */
-    return s->pv.inflight_bytes[j] + s->mss <= s->pv.cwnd_bytes[j];
+    if (!p->window_based)
+        return p->link_done_ns == MPS_NEVER && fifo_count(&p->linkq) == 0; /* ideal: the link is idle */
+    return p->inflight_bytes + s->mss <= p->cwnd_bytes;
 }
 
 /* 7.2 */
 static void declare_lost(mps_sim *s, int j, mps_rec *r) {
+    mps_path *p = &s->paths[j];
     const int32_t b = r->block;
+    mps_block *k = &s->blk[b];
     r->state = MPS_REC_LOST;
-    s->pv.inflight_bytes[j] -= r->size;
+    p->inflight_bytes -= r->size;
     s->blk_inflight[(int64_t)b * s->n_paths + j] -= r->size;
-    s->pv.declared_lost[j]++;
-    const int32_t g = (int32_t)(s->piece_off[b] + r->piece);
+    p->declared_lost++;
+    const int32_t g = k->piece_off + r->piece;
     if (s->piece_state[g] != MPS_PIECE_OUT) return;
     s->piece_state[g] = MPS_PIECE_LOST;
-    if (s->flags[b] & MPS_BLK_CANCELLED) return;
+    if (k->flags & MPS_BLK_CANCELLED) return;
     s->piece_next_lost[g] = -1;
-    if (s->lost_tail[b] < 0)
-        s->lost_head[b] = g;
+    if (k->lost_tail < 0)
+        k->lost_head = g;
     else
-        s->piece_next_lost[s->lost_tail[b]] = g;
-    s->lost_tail[b] = g;
-    s->lost_pending_bytes[b] += r->size;
+        s->piece_next_lost[k->lost_tail] = g;
+    k->lost_tail = g;
+    k->lost_pending_bytes += r->size;
     update_sendable(s, b);
 }
 
 /* 7.4 */
 static void congestion_event(mps_sim *s, int j, int64_t pn, int64_t flight) {
     mps_path *p = &s->paths[j];
-    if (s->pv.recovery[j] != MPS_REC_NONE && pn <= p->recover_pn) return;
+    if (p->recovery != MPS_REC_NONE && pn <= p->recover_pn) return;
     mps_cc_table[p->cc]->on_congestion(s, j, flight);
-    s->pv.recovery[j] = MPS_REC_FAST;
+    p->recovery = MPS_REC_FAST;
     p->recover_pn = p->next_pn - 1;
-    s->pv.fast_recoveries[j]++;
+    p->fast_recoveries++;
 }
 
 /* 7.1 */
 static void send_packet(mps_sim *s, int j, int32_t b) {
     mps_path *p = &s->paths[j];
+    mps_block *k = &s->blk[b];
     int32_t g = -1;
-    while (s->lost_head[b] >= 0) {
-        const int32_t c = s->lost_head[b];
-        s->lost_head[b] = s->piece_next_lost[c];
-        if (s->lost_head[b] < 0) s->lost_tail[b] = -1;
+    while (k->lost_head >= 0) {
+        const int32_t c = k->lost_head;
+        k->lost_head = s->piece_next_lost[c];
+        if (k->lost_head < 0) k->lost_tail = -1;
         if (s->piece_state[c] == MPS_PIECE_LOST) {
             g = c;
             break;
@@ -671,23 +667,26 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
     int32_t piece, size;
     const int retransmission = g >= 0;
     if (retransmission) {
-        piece = (int32_t)(g - s->piece_off[b]);
-        size = piece_size(s, b, piece);
-        s->lost_pending_bytes[b] -= size;
+        piece = g - k->piece_off;
+        size = piece_size(s, k, piece);
+        k->lost_pending_bytes -= size;
     } else {
-        piece = s->next_new[b]++;
-        g = (int32_t)(s->piece_off[b] + piece);
-        size = piece_size(s, b, piece);
-        s->unsent_bytes[b] -= size;
+        piece = k->next_new++;
+        g = k->piece_off + piece;
+        size = piece_size(s, k, piece);
+        k->unsent_bytes -= size;
     }
     const int64_t now = s->now;
-    if (s->first_send_ns[b] < 0) s->first_send_ns[b] = now;
+    if (!(k->flags & MPS_BLK_SENT)) {
+        k->flags |= MPS_BLK_SENT;
+        s->first_send_ns[b] = now;
+    }
     s->piece_state[g] = MPS_PIECE_OUT;
     const int64_t bj = (int64_t)b * s->n_paths + j;
     s->blk_bytes_sent[bj] += size;
     s->blk_inflight[bj] += size;
-    const int64_t inflight_was = s->pv.inflight_bytes[j];
-    s->pv.inflight_bytes[j] += size;
+    const int64_t inflight_was = p->inflight_bytes;
+    p->inflight_bytes += size;
 
     const int64_t pn = p->next_pn++;
     mps_rec *r = &p->ring[pn & p->ring_mask];
@@ -708,12 +707,12 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
     pk.size = size;
     pk.nack = 0;
 
-    s->pv.packets_sent[j]++;
-    s->pv.bytes_sent[j] += size;
-    s->pv.retransmissions[j] += retransmission;
-    s->pv.last_send_ns[j] = now;
-    if (mps_cc_table[p->cc]->window_based && p->rto_deadline == MPS_NEVER) p->rto_deadline = now + s->pv.rto_ns[j];
-    link_enqueue(s, j, &pk);
+    p->packets_sent++;
+    p->bytes_sent += size;
+    p->retransmissions += retransmission;
+    p->last_send_ns = now;
+    if (p->window_based && p->rto_deadline == MPS_NEVER) p->rto_deadline = now + p->rto_ns;
+    link_enqueue(s, p, &pk);
     update_sendable(s, b);
 }
 
@@ -731,12 +730,11 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     const mps_cc_ops *cc = mps_cc_table[p->cc];
     /* The acknowledgement lane of an ideal path merges positive and negative
      * acknowledgements by time; they never tie (service times are >= 1 ns). */
-    mps_fifo *lane = &p->ackq;
-    if (fifo_count(&p->nackq) && (!fifo_count(lane) || fifo_front(&p->nackq)->t < fifo_front(lane)->t))
-        lane = &p->nackq;
+    mps_fifo *lane = p->nackq.head_t < p->ackq.head_t ? &p->nackq : &p->ackq;
     mps_pkt pk = *fifo_front(lane);
     fifo_pop(lane);
     const int32_t b = pk.block;
+    mps_block *k = &s->blk[b];
     mps_rec *r = pk.pn >= p->oldest_pn ? &p->ring[pk.pn & p->ring_mask] : NULL;
 
     if (pk.nack) { /* 7.6: only ideal subflows get these; the record is unresolved */
@@ -747,38 +745,37 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
 
     /* 1 */
     const int newly = r && (r->state == MPS_REC_OUT || r->state == MPS_REC_HOLE);
-    const int64_t inflight_before = s->pv.inflight_bytes[j];
+    const int64_t inflight_before = p->inflight_bytes;
     if (newly) {
-        s->pv.inflight_bytes[j] -= pk.size;
+        p->inflight_bytes -= pk.size;
         s->blk_inflight[(int64_t)b * s->n_paths + j] -= pk.size;
     }
     /* 2 */
-    const int64_t g = s->piece_off[b] + pk.piece;
+    const int32_t g = k->piece_off + pk.piece;
     const uint8_t pst = s->piece_state[g];
     if (pst != MPS_PIECE_ACKED) {
-        if (pst == MPS_PIECE_LOST && !(s->flags[b] & MPS_BLK_CANCELLED)) s->lost_pending_bytes[b] -= pk.size;
+        if (pst == MPS_PIECE_LOST && !(k->flags & MPS_BLK_CANCELLED)) k->lost_pending_bytes -= pk.size;
         s->piece_state[g] = MPS_PIECE_ACKED;
-        s->acked_bytes[b] += pk.size;
-        if (s->acked_bytes[b] == s->size_bytes[b]) s->flags[b] |= MPS_BLK_ACKED;
+        k->acked_bytes += pk.size;
+        if (k->acked_bytes == k->size_bytes) k->flags |= MPS_BLK_ACKED;
         update_sendable(s, b);
     }
     /* 3: RFC 6298 */
-    mps_path_view *v = &s->pv;
     const int64_t rtt = t - pk.sent_ns;
-    const int64_t dev = v->srtt_ns[j] > rtt ? v->srtt_ns[j] - rtt : rtt - v->srtt_ns[j];
-    v->rttvar_ns[j] = (3 * v->rttvar_ns[j] + dev) / 4;
-    v->srtt_ns[j] = (7 * v->srtt_ns[j] + rtt) / 8;
-    v->rto_ns[j] = rto_from_estimates(p, v->srtt_ns[j], v->rttvar_ns[j]);
-    if (rtt < v->min_rtt_ns[j]) v->min_rtt_ns[j] = rtt;
+    const int64_t dev = p->srtt_ns > rtt ? p->srtt_ns - rtt : rtt - p->srtt_ns;
+    p->rttvar_ns = (3 * p->rttvar_ns + dev) / 4;
+    p->srtt_ns = (7 * p->srtt_ns + rtt) / 8;
+    p->rto_ns = rto_from_estimates(p);
+    if (rtt < p->min_rtt_ns) p->min_rtt_ns = rtt;
     /* 4: delivery rate */
     p->delivered += pk.size;
     p->delivered_time = t;
     if (t > pk.snap_time) {
         __int128 sample = (__int128)(p->delivered - pk.snap_delivered) * 8000000000 / (t - pk.snap_time);
         if (sample > ((__int128)1 << 60)) sample = (__int128)1 << 60;
-        v->delivery_rate_bps[j] = (int64_t)((7 * (__int128)v->delivery_rate_bps[j] + sample) / 8);
+        p->delivery_rate_bps = (int64_t)((7 * (__int128)p->delivery_rate_bps + sample) / 8);
     }
-    if (cc->window_based) {
+    if (p->window_based) {
         /* 5: the 3-duplicate-ACK rule, per packet */
         int64_t q = p->scan_pn > p->oldest_pn ? p->scan_pn : p->oldest_pn;
         for (; q < pk.pn; q++) {
@@ -794,7 +791,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         while (p->oldest_pn < p->next_pn) {
             mps_rec *o = &p->ring[p->oldest_pn & p->ring_mask];
             if (o->state == MPS_REC_HOLE && p->ack_count - o->hole_since >= 3) {
-                const int64_t flight = v->inflight_bytes[j];
+                const int64_t flight = p->inflight_bytes;
                 declare_lost(s, j, o);
                 congestion_event(s, j, p->oldest_pn, flight);
             } else if (o->state != MPS_REC_ACKED && o->state != MPS_REC_LOST) {
@@ -803,39 +800,38 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
             p->oldest_pn++;
         }
         /* 6 */
-        if (newly && v->recovery[j] == MPS_REC_NONE) cc->on_ack(s, j, pk.size, inflight_before);
+        if (newly && p->recovery == MPS_REC_NONE) cc->on_ack(s, j, pk.size, inflight_before);
     } else {
         if (r) r->state = MPS_REC_ACKED;
         pop_resolved(p);
     }
     /* 7 */
-    if (v->recovery[j] != MPS_REC_NONE && pk.pn > p->recover_pn) v->recovery[j] = MPS_REC_NONE;
+    if (p->recovery != MPS_REC_NONE && pk.pn > p->recover_pn) p->recovery = MPS_REC_NONE;
     /* 8 */
-    if (cc->window_based) {
-        if (v->inflight_bytes[j] == 0)
+    if (p->window_based) {
+        if (p->inflight_bytes == 0)
             p->rto_deadline = MPS_NEVER;
         else if (newly)
-            p->rto_deadline = t + v->rto_ns[j];
+            p->rto_deadline = t + p->rto_ns;
     }
 }
 
 /* 7.5 */
-static void on_rto(mps_sim *s, int j, int64_t t) {
+static void on_rto(mps_sim *s, int j) {
     mps_path *p = &s->paths[j];
-    mps_path_view *v = &s->pv;
-    const int64_t flight = v->inflight_bytes[j];
+    const int64_t flight = p->inflight_bytes;
     for (int64_t q = p->oldest_pn; q < p->next_pn; q++) {
         mps_rec *r = &p->ring[q & p->ring_mask];
         if (r->state == MPS_REC_OUT || r->state == MPS_REC_HOLE) declare_lost(s, j, r);
     }
     mps_cc_table[p->cc]->on_rto(s, j, flight);
-    v->recovery[j] = MPS_REC_RTO;
+    p->recovery = MPS_REC_RTO;
     p->recover_pn = p->next_pn - 1;
-    v->rto_ns[j] = v->rto_ns[j] > p->max_rto_ns / 2 ? p->max_rto_ns : 2 * v->rto_ns[j];
+    p->rto_ns = p->rto_ns > p->max_rto_ns / 2 ? p->max_rto_ns : 2 * p->rto_ns;
     p->rto_deadline = MPS_NEVER;
     p->oldest_pn = p->next_pn;
     p->scan_pn = p->next_pn;
-    v->rto_count[j]++;
+    p->rto_count++;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -848,15 +844,12 @@ static int64_t next_event(const mps_sim *s, int *cls, int *path) {
     int64_t best = MPS_NEVER;
     int bc = -1, bp = -1;
     const int P = s->n_paths;
+    for (int j = 0; j < P; j++)
+        if (s->paths[j].recvq.head_t < best) best = s->paths[j].recvq.head_t, bc = EV_RECV, bp = j;
     for (int j = 0; j < P; j++) {
-        const mps_fifo *f = &s->paths[j].recvq;
-        if (fifo_count(f) && fifo_front(f)->t < best) best = fifo_front(f)->t, bc = EV_RECV, bp = j;
-    }
-    for (int j = 0; j < P; j++) {
-        const mps_fifo *f = &s->paths[j].ackq;
-        if (fifo_count(f) && fifo_front(f)->t < best) best = fifo_front(f)->t, bc = EV_ACK, bp = j;
-        f = &s->paths[j].nackq;
-        if (fifo_count(f) && fifo_front(f)->t < best) best = fifo_front(f)->t, bc = EV_ACK, bp = j;
+        const mps_path *p = &s->paths[j];
+        const int64_t t = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
+        if (t < best) best = t, bc = EV_ACK, bp = j;
     }
     for (int j = 0; j < P; j++)
         if (s->paths[j].link_done_ns < best) best = s->paths[j].link_done_ns, bc = EV_LINK, bp = j;
@@ -872,22 +865,22 @@ static int64_t next_event(const mps_sim *s, int *cls, int *path) {
 static void dispatch(mps_sim *s, int cls, int j, int64_t t) {
     switch (cls) {
     case EV_RECV:
-        on_receive(s, j, t);
+        on_receive(s, &s->paths[j], t);
         break;
     case EV_ACK:
         on_ack(s, j, t);
         break;
     case EV_LINK:
-        on_link_done(s, j, t);
+        on_link_done(s, &s->paths[j], t);
         break;
     case EV_ARRIVAL: {
         const int32_t b = s->n_arrived++;
-        s->flags[b] |= MPS_BLK_ARRIVED;
+        s->blk[b].flags |= MPS_BLK_ARRIVED;
         update_sendable(s, b);
         break;
     }
     default:
-        on_rto(s, j, t);
+        on_rto(s, j);
         break;
     }
 }
@@ -910,7 +903,7 @@ int mps_next_decision(mps_sim *s) {
                 }
                 const int j = s->round_j;
                 if (!s->waited[j] && mps_path_ready(s, j)) {
-                    for (int i = 0; i < P; i++) s->pv.can_send[i] = (uint8_t)mps_path_ready(s, i);
+                    for (int i = 0; i < P; i++) s->paths[i].can_send = (uint8_t)mps_path_ready(s, i);
                     s->pending = j;
                     s->decisions++;
                     return j;
@@ -964,20 +957,22 @@ int mps_apply(mps_sim *s, int32_t block) {
 }
 
 int mps_cancel(mps_sim *s, int32_t b) {
-    if (b < 0 || b >= s->n_blocks || !(s->flags[b] & MPS_BLK_ARRIVED)) return -1;
-    if (s->flags[b] & (MPS_BLK_CANCELLED | MPS_BLK_ACKED)) return 0;
-    s->flags[b] |= MPS_BLK_CANCELLED;
+    if (b < 0 || b >= s->n_blocks) return -1;
+    mps_block *k = &s->blk[b];
+    if (!(k->flags & MPS_BLK_ARRIVED)) return -1;
+    if (k->flags & (MPS_BLK_CANCELLED | MPS_BLK_ACKED)) return 0;
+    k->flags |= MPS_BLK_CANCELLED;
     s->cancel_ns[b] = s->now;
-    s->next_new[b] = piece_count(s, b);
-    s->unsent_bytes[b] = 0;
-    s->lost_head[b] = s->lost_tail[b] = -1;
-    s->lost_pending_bytes[b] = 0;
+    k->next_new = piece_count(s, k);
+    k->unsent_bytes = 0;
+    k->lost_head = k->lost_tail = -1;
+    k->lost_pending_bytes = 0;
     update_sendable(s, b);
     return 0;
 }
 
 double mps_take_reward(mps_sim *s) {
-    double r = s->reward;
+    const double r = s->reward;
     s->reward = 0.0;
     return r;
 }

@@ -37,6 +37,8 @@ enum mps_piece_state { MPS_PIECE_UNSENT = 0, MPS_PIECE_OUT = 1, MPS_PIECE_LOST =
 #define MPS_BLK_COMPLETE 4u  /* all bytes received */
 #define MPS_BLK_ON_TIME 8u   /* completed no later than its deadline */
 #define MPS_BLK_ACKED 16u    /* all bytes acknowledged to the sender */
+#define MPS_BLK_SENT 32u     /* some byte has been sent */
+#define MPS_MAX_BLOCK_BYTES INT32_MAX
 
 /* Error codes of the core. */
 enum mps_error {
@@ -92,9 +94,12 @@ typedef struct {
     int32_t nack;  /* 1: negative acknowledgement of an ideal-CC loss (7.6) */
 } mps_pkt;
 
+/* A FIFO lane of packets ordered by time; head_t caches the head's time (MPS_NEVER
+ * when empty) so that finding the next event reads only the path record. */
 typedef struct {
     mps_pkt *buf;
     int64_t head, tail, cap; /* cap is a power of two; count = tail - head */
+    int64_t head_t;
 } mps_fifo;
 
 /* Sender-side record of a packet not yet resolved (7). */
@@ -106,52 +111,68 @@ typedef struct {
     int32_t state;
 } mps_rec;
 
+/* Everything about one path: configuration, link, sender and the values a policy may
+ * read (exposed to Python as strided views), hot fields first. */
 typedef struct {
+    /* read at every decision and event */
+    int64_t inflight_bytes;
+    int64_t cwnd_bytes; /* 0 for ideal: no window */
+    int64_t next_pn, oldest_pn, ring_mask;
+    int32_t cc;
+    int32_t window_based;
+    int64_t link_done_ns; /* finish time of the packet in service, MPS_NEVER when idle */
+    int64_t rto_deadline;
+    mps_fifo recvq; /* packets propagating to the receiver */
+    mps_fifo ackq;  /* acknowledgements propagating to the sender */
+    mps_fifo nackq; /* negative acknowledgements of ideal-CC losses (7.6) */
+    mps_fifo linkq; /* head is in service when the link is busy */
+    int64_t waiting_bytes;
+    /* RFC 6298 estimates, recovery and delivery rate */
+    int64_t srtt_ns, rttvar_ns, min_rtt_ns, rto_ns;
+    int64_t delivery_rate_bps;
+    int64_t delivered, delivered_time;
+    int32_t recovery; /* enum mps_recovery */
+    uint8_t can_send;
+    uint8_t pad_[3];
+    int64_t last_send_ns;
+    int64_t scan_pn, ack_count, ca_acc, ssthresh, recover_pn;
+    mps_rec *ring;
+    /* statistics (11) */
+    int64_t packets_sent, bytes_sent, retransmissions, queue_drops, random_losses;
+    int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes;
     /* configuration */
     int64_t fwd_delay_ns, rev_delay_ns, queue_bytes;
     uint64_t loss_threshold;
-    int32_t cc;
     int64_t initial_cwnd_bytes, min_rto_ns, max_rto_ns;
     int64_t *bw_start_ns, *bw_rate_bps;
     int32_t bw_n;
     int64_t bw_cycle_ns;
+    int64_t cycle_work; /* work one period serves (3), saturated; 0 when not cyclic */
     /* bandwidth cursor: segment index and absolute start of the current cycle */
     int32_t seg_k;
     int64_t seg_base;
     /* random stream (5) */
     uint64_t rng[4];
-    /* link (4) */
-    mps_fifo linkq;       /* head is in service when busy */
-    int32_t link_busy;
-    int64_t link_done_ns; /* finish time of the packet in service */
-    int64_t waiting_bytes;
-    mps_fifo recvq;       /* packets propagating to the receiver */
-    mps_fifo ackq;        /* acknowledgements propagating to the sender */
-    mps_fifo nackq;       /* negative acknowledgements of ideal-CC losses (7.6) */
-    int64_t cycle_work;   /* work one period serves (3), saturated; 0 when not cyclic */
-    /* sender records */
-    mps_rec *ring;
-    int64_t ring_mask;
-    int64_t oldest_pn, next_pn, scan_pn, ack_count;
-    int64_t ca_acc;
-    int64_t ssthresh;
-    int64_t recover_pn;
-    int64_t rto_deadline;
-    int64_t delivered, delivered_time;
 } mps_path;
 
-/* Per-path values a policy or the observation may read, one array per field so that
- * they can be exposed to Python as arrays. */
+/* The sender's and receiver's state of a block: one cache line. Cold per-block data
+ * (arrival, first send, completion, cancel time, duplicates) lives in plain arrays. */
 typedef struct {
-    int64_t *srtt_ns, *rttvar_ns, *min_rtt_ns, *rto_ns;
-    int64_t *cwnd_bytes, *inflight_bytes, *delivery_rate_bps;
-    int32_t *recovery;
-    uint8_t *can_send;
-    int64_t *last_send_ns;
-    /* statistics (11) */
-    int64_t *packets_sent, *bytes_sent, *retransmissions, *queue_drops, *random_losses;
-    int64_t *declared_lost, *rto_count, *fast_recoveries, *delivered_bytes;
-} mps_path_view;
+    int64_t deadline_ns;
+    double weight;
+    int32_t size_bytes;
+    int32_t unsent_bytes;
+    int32_t lost_pending_bytes;
+    int32_t acked_bytes;
+    int32_t recv_bytes;
+    int32_t next_new;  /* next never-sent piece */
+    int32_t lost_head; /* retransmission queue of global piece indices, -1 when empty */
+    int32_t lost_tail;
+    int32_t piece_off; /* global index of the block's first piece */
+    int32_t dl_rank;   /* rank in (deadline, index) order */
+    int32_t priority;
+    uint32_t flags;
+} mps_block;
 
 typedef struct mps_sim mps_sim;
 
@@ -168,19 +189,11 @@ struct mps_sim {
     uint64_t seed;
     int64_t n_pieces;
 
-    /* blocks: inputs */
-    int64_t *arrival_ns, *size_bytes, *deadline_ns;
-    int32_t *priority;
-    double *weight;
-    /* blocks: derived and state */
-    int64_t *piece_off;  /* global index of the block's first piece; n_blocks + 1 entries */
-    int32_t *next_new;
-    int32_t *lost_head, *lost_tail;
-    int64_t *unsent_bytes, *lost_pending_bytes, *acked_bytes, *recv_bytes, *duplicate_bytes;
-    int64_t *first_send_ns, *completion_ns, *cancel_ns;
-    uint32_t *flags;
-    int64_t *blk_bytes_sent;  /* n_blocks x n_paths */
-    int64_t *blk_inflight;    /* n_blocks x n_paths */
+    mps_block *blk;
+    /* cold per-block arrays */
+    int64_t *arrival_ns, *first_send_ns, *completion_ns, *cancel_ns, *duplicate_bytes;
+    int64_t *blk_bytes_sent; /* n_blocks x n_paths */
+    int64_t *blk_inflight;   /* n_blocks x n_paths */
     /* pieces */
     uint8_t *piece_state;
     uint8_t *piece_received;
@@ -189,9 +202,14 @@ struct mps_sim {
     /* sendable set: bit per block */
     uint64_t *sendable_bits;
     int32_t n_words, low_word, n_sendable;
+    /* the same set by deadline rank, for picking the most urgent blocks in O(K) */
+    int32_t *dl_order;   /* block of each rank, sorted by (deadline, index) */
+    int64_t *dl_sorted;  /* deadline of each rank */
+    uint64_t *dl_bits;   /* sendable, by rank */
+    int32_t dl_cut;      /* first rank whose deadline is not before now (time only grows) */
+    int32_t dl_hi_word;  /* highest word of dl_bits ever set this episode */
 
     mps_path paths[MPS_MAX_PATHS];
-    mps_path_view pv;
 
     /* event state (8) */
     int32_t n_arrived;

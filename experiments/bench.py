@@ -1,0 +1,173 @@
+"""Speed benchmark of the simulator core and the environments (``mpsched bench``).
+
+Every figure is measured in the same run as its reference, so ratios are meaningful on
+any machine:
+
+- whole-episode packets/s with the native MinRTT policy, ideal and NewReno paths (the
+  core's event loop alone: episodes are built before timing starts);
+- single-environment steps/s through ``gym.make`` with random valid actions, next to
+  ``CartPole-v1`` through ``gym.make`` with random actions drawn the same way;
+- native vector-environment steps/s (sub-environment steps) at several batch sizes,
+  with random valid actions drawn by numpy for the whole batch; also at 256 envs on an
+  overloaded scenario, where random actions let the sender's backlog grow to hundreds of
+  blocks and every observation slot is filled.
+
+The benchmark scenario is the DAMS paper's first stable setting (``dams-rtt-40``: 2 and 3
+Mbit/s, RTT 10 and 40 ms, AVC 4.3 Mbit/s for 60 s).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ..envs import ENV_ID, scenarios
+from ..envs.episode import build_episode
+from ..envs.scenario import Scenario
+from ..envs.vector import MultipathDeadlineVectorEnv
+
+__all__ = ["run_benchmarks", "format_report"]
+
+BENCH_SCENARIO = "dams-rtt-40"
+OVERLOADED_SCENARIO = "dams-dynamic-1-rtt-40"
+VECTOR_SIZES = (1, 64, 256, 1024)
+
+
+def _with_cc(scenario: Scenario, cc: str) -> Scenario:
+    d = scenario.to_dict()
+    d["transport"]["cc"] = cc
+    for p in d["paths"]:
+        p["cc"] = cc
+    return Scenario.from_dict(d)
+
+
+def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:
+    """Call step() until `seconds` have passed; returns (units counted, elapsed)."""
+    units = 0
+    start = time.perf_counter()
+    elapsed = 0.0
+    while elapsed < seconds:
+        units += step()
+        elapsed = time.perf_counter() - start
+    return units, elapsed
+
+
+def episode_packets_per_s(cc: str, seconds: float) -> dict[str, float]:
+    """Packets per second of whole native MinRTT episodes on the benchmark scenario."""
+    episode = build_episode(_with_cc(scenarios.get(BENCH_SCENARIO), cc), seed=0)
+    sim = episode.make_sim()
+    packets_view = np.asarray(sim.view("packets_sent"))
+    seeds = iter(range(1, 1 << 30))
+
+    def one() -> int:
+        sim.reset(next(seeds))
+        sim.run("minrtt")
+        return int(packets_view.sum())
+
+    packets, elapsed = _timed(one, seconds)
+    return {"packets_per_s": packets / elapsed, "packets_per_episode": float(packets_view.sum())}
+
+
+def env_steps_per_s(env_id: str, seconds: float, masked: bool, **kwargs: Any) -> float:
+    """Steps per second of one environment made with gym.make, random valid actions."""
+    env = gym.make(env_id, **kwargs)
+    n_actions = int(env.action_space.n)
+    rng = np.random.default_rng(0)
+    uniform = rng.random(1 << 16)
+    env.reset(seed=0)
+    base = env.unwrapped
+    counter = [0]
+
+    def one() -> int:
+        steps = 0
+        for _ in range(256):
+            u = uniform[counter[0] & 0xFFFF]
+            counter[0] += 1
+            if masked:
+                valid = np.flatnonzero(base.action_masks())
+                action = int(valid[int(u * len(valid))])
+            else:
+                action = int(u * n_actions)
+            _, _, terminated, truncated, _ = env.step(action)
+            steps += 1
+            if terminated or truncated:
+                env.reset()
+        return steps
+
+    steps, elapsed = _timed(one, seconds)
+    env.close()
+    return steps / elapsed
+
+
+def vector_steps_per_s(num_envs: int, seconds: float, scenario: str = BENCH_SCENARIO) -> float:
+    """Sub-environment steps per second of the native vector env, random valid actions."""
+    venv = MultipathDeadlineVectorEnv(num_envs=num_envs, scenario=scenario)
+    K = venv.num_slots
+    rng = np.random.default_rng(0)
+    venv.reset(seed=0)
+
+    def one() -> int:
+        for _ in range(16):
+            masks = venv.action_masks()
+            n_valid = masks[:, :K].sum(axis=1)
+            actions = (rng.random(num_envs) * (n_valid + 1)).astype(np.int64)
+            actions[actions == n_valid] = K
+            venv.step(actions)
+        return 16 * num_envs
+
+    steps, elapsed = _timed(one, seconds)
+    venv.close()
+    return steps / elapsed
+
+
+def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_SIZES) -> dict[str, Any]:
+    """All figures of ``mpsched bench``; the keys of ``--json``."""
+    ideal = episode_packets_per_s("ideal", seconds)
+    newreno = episode_packets_per_s("newreno", seconds)
+    env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)
+    cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
+    vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
+    overloaded = vector_steps_per_s(256, seconds, OVERLOADED_SCENARIO)
+    return {
+        "episode_packets_per_s": ideal["packets_per_s"],
+        "episode_packets_per_s_newreno": newreno["packets_per_s"],
+        "env_steps_per_s": env_rate,
+        "cartpole_steps_per_s": cartpole_rate,
+        "env_to_cartpole_ratio": env_rate / cartpole_rate,
+        "vector_env_steps_per_s": vector.get(256, float("nan")),
+        "vector_env_steps_per_s_by_envs": {str(n): v for n, v in vector.items()},
+        "vector_to_single_env_ratio_256": vector.get(256, float("nan")) / env_rate,
+        "vector_env_steps_per_s_overloaded": overloaded,
+        "scenario": BENCH_SCENARIO,
+        "overloaded_scenario": OVERLOADED_SCENARIO,
+        "packets_per_episode_ideal": ideal["packets_per_episode"],
+        "packets_per_episode_newreno": newreno["packets_per_episode"],
+        "seconds_per_figure": seconds,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+    }
+
+
+def format_report(r: dict[str, Any]) -> str:
+    """The human-readable table of ``mpsched bench``."""
+    lines = [
+        f"mpsched bench on {r['scenario']} ({r['machine']})",
+        "",
+        f"{'figure':<52}{'value':>16}",
+        f"{'whole episode, native MinRTT, ideal [packets/s]':<52}{r['episode_packets_per_s']:>16,.0f}",
+        f"{'whole episode, native MinRTT, NewReno [packets/s]':<52}{r['episode_packets_per_s_newreno']:>16,.0f}",
+        f"{'gym.make env, random valid actions [steps/s]':<52}{r['env_steps_per_s']:>16,.0f}",
+        f"{'gym.make CartPole-v1, random actions [steps/s]':<52}{r['cartpole_steps_per_s']:>16,.0f}",
+        f"{'  ratio env / CartPole':<52}{r['env_to_cartpole_ratio']:>16.2f}",
+    ]
+    for n, v in r["vector_env_steps_per_s_by_envs"].items():
+        lines.append(f"{f'native vector env, {n} envs [env-steps/s]':<52}{v:>16,.0f}")
+    lines.append(f"{'  ratio vector (256 envs) / single env':<52}{r['vector_to_single_env_ratio_256']:>16.1f}")
+    lines.append(f"{'native vector env, 256 envs, overloaded [env-steps/s]':<52}{r['vector_env_steps_per_s_overloaded']:>16,.0f}")
+    lines.append(f"  (overloaded: {r['overloaded_scenario']}, where random actions build a backlog of hundreds of blocks)")
+    return "\n".join(lines)

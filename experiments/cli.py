@@ -1,0 +1,174 @@
+"""The ``mpsched`` command line: one entry point, one subcommand per job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .. import __version__
+from ..envs.errors import MpschedError
+from ..envs.scenarios import DEFAULT as DEFAULT_SCENARIO
+
+__all__ = ["main"]
+
+_DEMO_POLICIES = ("minrtt", "rr", "random")
+_TABLE_METRICS = (
+    ("on_time_rate", "on-time", "{:.3f}"),
+    ("weighted_on_time_rate", "weighted", "{:.3f}"),
+    ("high_priority_on_time_rate", "high-prio", "{:.3f}"),
+    ("goodput_bps", "goodput Mb/s", "{:.2f}"),
+    ("rebuffer_s", "rebuffer s", "{:.2f}"),
+    ("efficiency", "efficiency", "{:.3f}"),
+    ("bytes_wasted", "wasted MB", "{:.2f}"),
+)
+
+
+def _cell(key: str, fmt: str, value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "-"
+    if key == "goodput_bps":
+        value = value / 1e6
+    elif key == "bytes_wasted":
+        value = value / 1e6
+    return fmt.format(value)
+
+
+def _table(rows: list[dict[str, Any]], first: str) -> str:
+    header = [first] + [label for _, label, _ in _TABLE_METRICS]
+    body = [[str(r[first])] + [_cell(k, f, r[k]) for k, _, f in _TABLE_METRICS] for r in rows]
+    widths = [max(len(row[i]) for row in [header] + body) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in body:
+        lines.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+    return "\n".join(lines)
+
+
+def _json_safe(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .. import baselines
+    from ..envs import scenarios
+
+    if args.show:
+        print(scenarios.resolve(args.show).to_yaml(), end="")
+        return 0
+    if not args.policies:
+        print("Scenarios (mpsched run --scenario NAME, or a YAML file):")
+        for name in scenarios.names():
+            print(f"  {name:<24} {scenarios.get(name).description}")
+    if not args.scenarios:
+        if not args.policies:
+            print()
+        print("Policies (mpsched run --policy NAME):")
+        for row in baselines.catalog():
+            print(f"  {row['name']:<10} native: {row['native']:<8} {row['summary']}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ..envs import scenarios, simulate
+
+    scenario = scenarios.resolve(args.scenario)
+    seed = scenario.seed if args.seed is None else args.seed
+    if not args.json:
+        print(f"seed: {seed}")
+    result = simulate(scenario, args.policy, seed=seed)
+    if args.blocks:
+        result.blocks.to_csv(args.blocks)
+    if args.json:
+        print(json.dumps(_json_safe(result.row()), indent=2))
+        return 0
+    print(f"scenario: {scenario.name}  policy: {result.policy}  blocks: {result.summary['n_blocks']}")
+    print(_table([result.row()], "policy"))
+    print()
+    print(result.paths.to_string())
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ..envs import scenarios, simulate
+
+    scenario = scenarios.resolve(args.scenario)
+    print(f"seeds: {', '.join(str(s) for s in range(args.seeds))}")
+    print(f"scenario: {scenario.name}: {scenario.description}")
+    rows = []
+    for policy in _DEMO_POLICIES:
+        results = [simulate(scenario, policy, seed=s) for s in range(args.seeds)]
+        mean = {k: sum(r.summary[k] for r in results) / len(results) for k, _, _ in _TABLE_METRICS}
+        rows.append({"policy": policy, **mean})
+    rows.sort(key=lambda r: -r["weighted_on_time_rate"])
+    print(_table(rows, "policy"))
+    print("\nmeans over seeds; deadline-aware schedulers, the offline optimum and learned agents join this table"
+          " as they are added (mpsched list).")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import format_report, run_benchmarks
+
+    seconds = 0.5 if args.quick else args.seconds
+    report = run_benchmarks(seconds=seconds)
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mpsched",
+        description="Benchmark harness for deadline-aware multipath block scheduling.",
+        epilog="example: mpsched run --scenario dams-rtt-40 --policy minrtt --seed 0",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"mpsched {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list built-in scenarios and policies",
+                       epilog="example: mpsched list --show dams-dynamic-1-rtt-40")
+    p.add_argument("--scenarios", action="store_true", help="only scenarios")
+    p.add_argument("--policies", action="store_true", help="only policies")
+    p.add_argument("--show", metavar="SCENARIO", help="print a scenario's full YAML")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("run", help="simulate one episode and print its scores",
+                       epilog="example: mpsched run --scenario my.yaml --policy rr --seed 3 --json")
+    p.add_argument("--scenario", required=True, help="built-in name or YAML file")
+    p.add_argument("--policy", required=True, help="policy name (mpsched list --policies)")
+    p.add_argument("--seed", type=int, default=None, help="episode seed (default: the scenario's)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--blocks", metavar="CSV", help="also write the per-block table to this CSV file")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("demo", help="run a built-in scenario with every available policy",
+                       epilog="example: mpsched demo --scenario dams-rtt-80 --seeds 3")
+    p.add_argument("--scenario", default=DEFAULT_SCENARIO, help="built-in name or YAML file (default: %(default)s)")
+    p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default: %(default)s)")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bench", help="measure simulator and environment speed",
+                       epilog="example: mpsched bench --json")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--seconds", type=float, default=2.0, help="measuring time per figure (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="0.5 s per figure")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except MpschedError as exc:
+        print(f"mpsched: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

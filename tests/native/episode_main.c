@@ -1,0 +1,224 @@
+/*
+ * Standalone driver of the simulator core, without Python, for memory checkers
+ * (valgrind memcheck, AddressSanitizer) and instruction-level profiles.
+ *
+ *   episode_main FILE run POLICY
+ *       one whole episode with a native policy (minrtt or rr)
+ *   episode_main FILE step K PMAX N_ENVS STEPS
+ *       N_ENVS copies of the episode stepped through the observation API with
+ *       pseudo-random slot actions, as the vector environment does
+ *
+ * FILE is written by dump_episode.py. Prints a checksum of the outputs, so that two
+ * builds can be compared.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "obs.h"
+#include "policy.h"
+#include "sim.h"
+
+static int read_i64(FILE *f, int64_t *x) {
+    long long v;
+    if (fscanf(f, "%lld", &v) != 1) return -1;
+    *x = (int64_t)v;
+    return 0;
+}
+
+static int read_u64(FILE *f, uint64_t *x) {
+    unsigned long long v;
+    if (fscanf(f, "%llu", &v) != 1) return -1;
+    *x = (uint64_t)v;
+    return 0;
+}
+
+/* Episode file: see dump_episode.py. Arrays are allocated here and freed by free_config. */
+static int read_config(const char *path, mps_config *c) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    memset(c, 0, sizeof *c);
+    int64_t mss, header, n_paths, n_blocks;
+    if (read_i64(f, &mss) || read_i64(f, &header) || read_i64(f, &c->end_ns) || read_u64(f, &c->seed) ||
+        read_i64(f, &n_paths) || read_i64(f, &n_blocks) || n_paths < 1 || n_paths > MPS_MAX_PATHS || n_blocks < 1)
+        goto bad;
+    c->mss_bytes = (int32_t)mss;
+    c->header_bytes = (int32_t)header;
+    c->n_paths = (int32_t)n_paths;
+    c->n_blocks = (int32_t)n_blocks;
+    for (int j = 0; j < c->n_paths; j++) {
+        mps_path_config *p = &c->paths[j];
+        int64_t cc, nseg;
+        if (read_i64(f, &p->fwd_delay_ns) || read_i64(f, &p->rev_delay_ns) || read_i64(f, &p->queue_bytes) ||
+            read_u64(f, &p->loss_threshold) || read_i64(f, &cc) || read_i64(f, &p->initial_cwnd_bytes) ||
+            read_i64(f, &p->min_rto_ns) || read_i64(f, &p->max_rto_ns) || read_i64(f, &p->bw_cycle_ns) ||
+            read_i64(f, &p->ring_capacity) || read_i64(f, &nseg) || nseg < 1)
+            goto bad;
+        p->cc = (int32_t)cc;
+        p->bw_n = (int32_t)nseg;
+        int64_t *starts = malloc((size_t)nseg * sizeof(int64_t));
+        int64_t *rates = malloc((size_t)nseg * sizeof(int64_t));
+        p->bw_start_ns = starts;
+        p->bw_rate_bps = rates;
+        if (!starts || !rates) goto bad;
+        for (int64_t k = 0; k < nseg; k++)
+            if (read_i64(f, &starts[k])) goto bad;
+        for (int64_t k = 0; k < nseg; k++)
+            if (read_i64(f, &rates[k])) goto bad;
+    }
+    int64_t *arrival = malloc((size_t)n_blocks * sizeof(int64_t));
+    int64_t *size = malloc((size_t)n_blocks * sizeof(int64_t));
+    int64_t *deadline = malloc((size_t)n_blocks * sizeof(int64_t));
+    int32_t *priority = malloc((size_t)n_blocks * sizeof(int32_t));
+    double *weight = malloc((size_t)n_blocks * sizeof(double));
+    c->arrival_ns = arrival;
+    c->size_bytes = size;
+    c->deadline_ns = deadline;
+    c->priority = priority;
+    c->weight = weight;
+    if (!arrival || !size || !deadline || !priority || !weight) goto bad;
+    for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t pr;
+        if (read_i64(f, &arrival[b]) || read_i64(f, &size[b]) || read_i64(f, &deadline[b]) || read_i64(f, &pr) ||
+            fscanf(f, "%lf", &weight[b]) != 1)
+            goto bad;
+        priority[b] = (int32_t)pr;
+    }
+    fclose(f);
+    return 0;
+bad:
+    fclose(f);
+    return -1;
+}
+
+static void free_config(mps_config *c) {
+    for (int j = 0; j < MPS_MAX_PATHS; j++) {
+        free((void *)c->paths[j].bw_start_ns);
+        free((void *)c->paths[j].bw_rate_bps);
+    }
+    free((void *)c->arrival_ns);
+    free((void *)c->size_bytes);
+    free((void *)c->deadline_ns);
+    free((void *)c->priority);
+    free((void *)c->weight);
+}
+
+static uint64_t mix(uint64_t h, int64_t x) {
+    h ^= (uint64_t)x + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t checksum(const mps_sim *s) {
+    uint64_t h = 0;
+    for (int32_t b = 0; b < s->n_blocks; b++) {
+        h = mix(h, s->completion_ns[b]);
+        h = mix(h, s->first_send_ns[b]);
+        h = mix(h, s->blk[b].recv_bytes);
+    }
+    for (int j = 0; j < s->n_paths; j++) {
+        h = mix(h, s->paths[j].packets_sent);
+        h = mix(h, s->paths[j].srtt_ns);
+    }
+    return h;
+}
+
+static int run_native(const mps_config *c, const char *name) {
+    mps_policy pol;
+    memset(&pol, 0, sizeof pol);
+    pol.id = -1;
+    for (int k = 0; k < MPS_POLICY_COUNT; k++)
+        if (strcmp(name, mps_policy_names[k]) == 0) pol.id = k;
+    if (pol.id < 0) {
+        fprintf(stderr, "unknown policy %s\n", name);
+        return 2;
+    }
+    mps_sim *s = mps_sim_create(c);
+    if (!s) return 3;
+    int rc = mps_run(s, &pol);
+    int64_t packets = 0;
+    for (int j = 0; j < s->n_paths; j++) packets += s->paths[j].packets_sent;
+    printf("policy %s rc %d packets %lld decisions %lld checksum %016llx\n", name, rc, (long long)packets,
+           (long long)s->decisions, (unsigned long long)checksum(s));
+    mps_sim_free(s);
+    return rc == 0 ? 0 : 1;
+}
+
+static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t steps) {
+    if (K < 1 || K > 64 || Pmax < c->n_paths || Pmax > MPS_MAX_PATHS || n_envs < 1) return 2;
+    const int64_t dim = mps_obs_dim(K, Pmax);
+    mps_sim **sims = calloc((size_t)n_envs, sizeof(mps_sim *));
+    float *obs = malloc((size_t)(dim * n_envs) * sizeof(float));
+    uint8_t *mask = malloc((size_t)((K + 1) * n_envs));
+    int32_t *slots = malloc((size_t)(K * n_envs) * sizeof(int32_t));
+    if (!sims || !obs || !mask || !slots) return 3;
+    double reward_sum = 0.0;
+    int64_t episodes = 0;
+    uint64_t state = 12345;
+    for (int i = 0; i < n_envs; i++) {
+        sims[i] = mps_sim_create(c);
+        if (!sims[i]) return 3;
+        mps_sim_reset(sims[i], c->seed + (uint64_t)i);
+        double r;
+        uint8_t d;
+        mps_obs_step(sims[i], K, Pmax, K, 0, obs + i * dim, mask + i * (K + 1), slots + i * K, &r, &d);
+    }
+    for (int64_t t = 0; t < steps; t++) {
+        for (int i = 0; i < n_envs; i++) {
+            uint8_t *m = mask + i * (K + 1);
+            int valid = 0;
+            while (valid < K && m[valid]) valid++;
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            int64_t a = (int64_t)(state % (uint64_t)(valid + 1));
+            if (a == valid) a = K;
+            double r = 0.0;
+            uint8_t d = 0;
+            if (mps_obs_step(sims[i], K, Pmax, a, 0, obs + i * dim, m, slots + i * K, &r, &d) != 0) return 1;
+            reward_sum += r;
+            if (d) {
+                episodes++;
+                mps_sim_reset(sims[i], sims[i]->seed + 1000);
+                mps_obs_step(sims[i], K, Pmax, K, 0, obs + i * dim, m, slots + i * K, &r, &d);
+            }
+        }
+    }
+    uint64_t h = 0;
+    for (int i = 0; i < n_envs; i++) h = mix(h, (int64_t)checksum(sims[i]));
+    printf("envs %d steps %lld episodes %lld reward %.1f checksum %016llx\n", n_envs, (long long)steps,
+           (long long)episodes, reward_sum, (unsigned long long)h);
+    for (int i = 0; i < n_envs; i++) mps_sim_free(sims[i]);
+    free(sims);
+    free(obs);
+    free(mask);
+    free(slots);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s FILE run POLICY | FILE step K PMAX N_ENVS STEPS\n", argv[0]);
+        return 2;
+    }
+    mps_config c;
+    if (read_config(argv[1], &c) != 0) {
+        fprintf(stderr, "%s: cannot read the episode\n", argv[1]);
+        free_config(&c);
+        return 2;
+    }
+    char err[256];
+    if (mps_config_check(&c, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", argv[1], err);
+        free_config(&c);
+        return 2;
+    }
+    int rc;
+    if (strcmp(argv[2], "run") == 0)
+        rc = run_native(&c, argv[3]);
+    else if (strcmp(argv[2], "step") == 0 && argc == 7)
+        rc = run_steps(&c, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoll(argv[6]));
+    else
+        rc = 2;
+    free_config(&c);
+    return rc;
+}
