@@ -20,6 +20,7 @@ from .scenario import PathSpec, Scenario, TransportSpec
 from .simulate import simulate
 
 __all__ = [
+    "ENV_ID",
     "ActionError",
     "Episode",
     "EpisodeResult",
@@ -40,6 +41,7 @@ __all__ = [
 ]
 
 ENV_ID = "mpsched/MultipathDeadline-v0"
+"""Gymnasium id of the environment."""
 
 if ENV_ID not in _gym.registry:
     _gym.register(

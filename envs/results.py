@@ -164,6 +164,7 @@ class EpisodeResult:
             "rto_count": v("rto_count"),
             "fast_recoveries": v("fast_recoveries"),
             "delivered_bytes": delivered,
+            "dropped_bytes": v("dropped_bytes"),
             "throughput_bps": delivered * 8.0 / (sim_time_ns / _NS) if sim_time_ns > 0 else np.zeros(P),
             "srtt_s": v("srtt_ns") / _NS,
             "min_rtt_s": v("min_rtt_ns") / _NS,

@@ -34,8 +34,8 @@ import numpy as np
 import yaml
 
 from .errors import ScenarioError
-from .traces import normalize_bandwidth
-from .workloads import normalize_workload
+from .traces import BandwidthSchedule, build_bandwidth, normalize_bandwidth
+from .workloads import generate_workload, normalize_workload
 
 __all__ = ["Scenario", "PathSpec", "TransportSpec", "CONGESTION_CONTROLS", "RECEIVERS"]
 
@@ -162,7 +162,9 @@ class PathSpec:
     fwd_delay_s, rev_delay_s : float
         One-way propagation delay sender->receiver and back.
     queue_bytes : int
-        Drop-tail limit of the bottleneck queue (waiting bytes).
+        Drop-tail limit of the bottleneck queue (waiting bytes). Given as ``queue_bytes``,
+        ``queue_packets`` or ``queue_ms``; by default 100 ms at the path's peak rate (the
+        mean rate for a trace), and at least 10 packets.
     loss : float
         i.i.d. packet loss probability at the bottleneck.
     cc : str
@@ -188,7 +190,8 @@ class PathSpec:
         return self.fwd_delay_s + self.rev_delay_s
 
     @classmethod
-    def from_dict(cls, d: Any, where: str, index: int, transport: TransportSpec) -> PathSpec:
+    def from_dict(cls, d: Any, where: str, index: int, transport: TransportSpec,
+                  base_dir: Path | None = None) -> PathSpec:
         d = _mapping(d, where)
         _check_keys(d, cls.KEYS, where)
         name = d.get("name", f"path{index}")
@@ -197,8 +200,11 @@ class PathSpec:
         if "bandwidth" not in d:
             raise ScenarioError(f"{where}.bandwidth", None, "a bandwidth (Mbps number or a bandwidth mapping)")
         bandwidth = normalize_bandwidth(d["bandwidth"], f"{where}.bandwidth")
+        # Built once here so that a bad trace file fails now, naming its file and line
+        # (parsed files are cached: episodes do not read them again).
+        schedule = build_bandwidth(bandwidth, base_dir, np.random.default_rng(0))
         fwd_s, rev_s = cls._delays(d, where)
-        queue = cls._queue(d, where, bandwidth, transport)
+        queue = cls._queue(d, where, _queue_rate_bps(bandwidth, schedule), transport)
         loss = _number(d.get("loss", 0.0), f"{where}.loss", 0.0, 1.0, hi_open=True)
         cc = _choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
         return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc)
@@ -222,7 +228,7 @@ class PathSpec:
         )
 
     @staticmethod
-    def _queue(d: Mapping[str, Any], where: str, bandwidth: dict[str, Any], transport: TransportSpec) -> int:
+    def _queue(d: Mapping[str, Any], where: str, rate_bps: float, transport: TransportSpec) -> int:
         packet = transport.mss_bytes + transport.header_bytes
         given = [k for k in ("queue_bytes", "queue_packets", "queue_ms") if k in d]
         if len(given) > 1:
@@ -232,8 +238,7 @@ class PathSpec:
         if given == ["queue_packets"]:
             return packet * _integer(d["queue_packets"], f"{where}.queue_packets", 1, 2**30)
         queue_ms = _DEFAULT_QUEUE_MS if not given else _number(d["queue_ms"], f"{where}.queue_ms", 0.0, 1e7)
-        peak_bps = _peak_mbps(bandwidth) * 1e6
-        return max(packet * (_DEFAULT_QUEUE_MIN_PACKETS if not given else 1), int(peak_bps * queue_ms / 8000.0))
+        return max(packet * (_DEFAULT_QUEUE_MIN_PACKETS if not given else 1), int(rate_bps * queue_ms / 8000.0))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -247,18 +252,13 @@ class PathSpec:
         }
 
 
-def _peak_mbps(bandwidth: Mapping[str, Any]) -> float:
-    """Peak rate named by a canonical bandwidth config, without reading trace files."""
-    kind = bandwidth["type"]
-    if kind == "constant":
-        return float(bandwidth["mbps"])
-    if kind == "square":
-        return max(float(bandwidth["high_mbps"]), float(bandwidth["low_mbps"]))
-    if kind == "piecewise":
-        return max(float(p[1]) for p in bandwidth["points"])
-    # Trace files: size the default queue for a typical cellular peak; users who care
-    # set queue_bytes explicitly.
-    return 10.0 * float(bandwidth.get("scale", 1.0))
+def _queue_rate_bps(bandwidth: Mapping[str, Any], schedule: BandwidthSchedule) -> float:
+    """Rate that sizes a queue given in milliseconds: the peak of a closed-form
+    bandwidth, the mean of a trace (whose per-millisecond peaks say little)."""
+    if bandwidth["type"] != "trace":
+        return float(schedule.peak_bps())
+    span = schedule.cycle_ns or int(schedule.start_ns[-1])
+    return schedule.mean_bps(span) if span > 0 else float(schedule.peak_bps())
 
 
 @dataclass(frozen=True)
@@ -332,14 +332,18 @@ class Scenario:
         paths_raw = d.get("paths")
         if not isinstance(paths_raw, (list, tuple)) or not 1 <= len(paths_raw) <= 8:
             raise ScenarioError("paths", paths_raw, "a list of 1 to 8 paths")
-        paths = tuple(PathSpec.from_dict(p, f"paths[{i}]", i, transport) for i, p in enumerate(paths_raw))
+        resolved = Path(base_dir).resolve() if base_dir is not None else None
+        paths = tuple(
+            PathSpec.from_dict(p, f"paths[{i}]", i, transport, resolved) for i, p in enumerate(paths_raw)
+        )
         names = [p.name for p in paths]
         if len(set(names)) != len(names):
             raise ScenarioError("paths", names, "distinct path names")
         if "workload" not in d:
             raise ScenarioError("workload", None, "a workload mapping with a type")
         workload = normalize_workload(d["workload"], "workload")
-        resolved = Path(base_dir).resolve() if base_dir is not None else None
+        if workload["type"] == "frames":  # read the frame file now, so that its errors surface here
+            generate_workload(workload, duration_s, np.random.default_rng(0), resolved)
         sc = cls(
             name=name,
             paths=paths,

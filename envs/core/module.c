@@ -567,6 +567,7 @@ static const view_desc VIEWS[] = {
     VP("rto_count", rto_count, "q"),
     VP("fast_recoveries", fast_recoveries, "q"),
     VP("delivered_bytes", delivered_bytes, "q"),
+    VP("dropped_bytes", dropped_bytes, "q"),
 };
 
 static PyObject *Sim_view(PyObject *obj, PyObject *arg) {

@@ -405,7 +405,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->last_send_ns = -1;
         p->packets_sent = p->bytes_sent = p->retransmissions = 0;
         p->queue_drops = p->random_losses = p->declared_lost = 0;
-        p->rto_count = p->fast_recoveries = p->delivered_bytes = 0;
+        p->rto_count = p->fast_recoveries = p->delivered_bytes = p->dropped_bytes = 0;
         mps_cc_table[p->cc]->init(s, j);
     }
     s->n_arrived = 0;
@@ -547,6 +547,7 @@ static void link_enqueue(mps_sim *s, mps_path *p, const mps_pkt *pk) {
         p->waiting_bytes += wire;
     } else {
         p->queue_drops++;
+        p->dropped_bytes += pk->size;
     }
 }
 
@@ -557,6 +558,7 @@ static void on_link_done(mps_sim *s, mps_path *p, int64_t t) {
     if (p->loss_threshold > 0) lost = (mps_rng_next(p->rng) >> 11) < p->loss_threshold;
     if (lost) {
         p->random_losses++;
+        p->dropped_bytes += pk.size;
         if (!p->window_based) { /* 7.6: negative acknowledgement */
             pk.t = t + p->fwd_delay_ns + p->rev_delay_ns;
             pk.nack = 1;

@@ -139,7 +139,7 @@ typedef struct {
     mps_rec *ring;
     /* statistics (11) */
     int64_t packets_sent, bytes_sent, retransmissions, queue_drops, random_losses;
-    int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes;
+    int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes, dropped_bytes;
     /* configuration */
     int64_t fwd_delay_ns, rev_delay_ns, queue_bytes;
     uint64_t loss_threshold;

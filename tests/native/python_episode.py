@@ -1,0 +1,33 @@
+"""A full episode through every Python entry point of the core, for valgrind."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpsched import baselines
+from mpsched.envs import simulate
+from mpsched.envs.env import MultipathDeadlineEnv
+from mpsched.envs.vector import MultipathDeadlineVectorEnv
+
+LOSSY = {
+    "duration_s": 5.0,
+    "paths": [{"bandwidth": 1.0, "rtt_ms": 10, "loss": 0.02, "cc": "newreno"},
+              {"bandwidth": 1.5, "rtt_ms": 20, "loss": 0.02, "cc": "newreno", "queue_packets": 5}],
+    "workload": {"type": "avc", "bitrate_mbps": 3.0},
+}
+
+simulate(LOSSY, "minrtt", seed=1)
+simulate(LOSSY, baselines.get("rr").python(), seed=2)
+env = MultipathDeadlineEnv(LOSSY, num_slots=8)
+env.reset(seed=3)
+rng = np.random.default_rng(0)
+for _ in range(3000):
+    _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    if done:
+        env.reset()
+venv = MultipathDeadlineVectorEnv(num_envs=3, scenario={**LOSSY, "duration_s": 0.5}, num_slots=8)
+venv.reset(seed=4)
+for _ in range(3000):
+    masks = venv.action_masks()
+    venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks], dtype=np.int64))
+print("python episode done")

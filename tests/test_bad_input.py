@@ -1,0 +1,172 @@
+"""Bad input anywhere at the boundary raises a clear exception; nothing crashes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from mpsched import baselines
+from mpsched.envs import ActionError, PolicyError, Scenario, ScenarioError, TraceError, _core, simulate
+from mpsched.envs.env import MultipathDeadlineEnv
+from mpsched.envs.vector import MultipathDeadlineVectorEnv
+
+from specs import make_sim
+
+GOOD = {
+    "duration_s": 0.5,
+    "paths": [{"bandwidth": 2.0, "rtt_ms": 20}, {"bandwidth": 3.0, "rtt_ms": 40}],
+    "workload": {"type": "avc"},
+}
+
+
+def with_path(**changes: Any) -> dict[str, Any]:
+    return {**GOOD, "paths": [{**GOOD["paths"][0], **changes}, GOOD["paths"][1]]}
+
+
+def trace_scenario(tmp: Path, name: str, content: str, fmt: str = "cooked") -> dict[str, Any]:
+    f = tmp / name
+    f.write_text(content)
+    return with_path(bandwidth={"type": "trace", "format": fmt, "file": str(f)})
+
+
+def core_spec(**changes: Any) -> dict[str, Any]:
+    spec = {
+        "mss_bytes": 1448, "header_bytes": 0, "end_ns": 10**10, "seed": 1,
+        "paths": [{
+            "fwd_delay_ns": 10**6, "rev_delay_ns": 10**6, "queue_bytes": 20_000, "loss_threshold": 0,
+            "cc": "newreno", "initial_cwnd_bytes": 14480, "min_rto_ns": 2 * 10**8, "max_rto_ns": 6 * 10**10,
+            "bw_start_ns": np.array([0], np.int64), "bw_rate_bps": np.array([10**6], np.int64),
+            "bw_cycle_ns": 0, "ring_capacity": 256,
+        }],
+        "blocks": {
+            "arrival_ns": np.array([0, 10], np.int64), "size_bytes": np.array([100, 200], np.int64),
+            "deadline_ns": np.array([10**8, 10**8], np.int64), "priority": np.array([0, 1], np.int32),
+            "weight": np.array([1.0, 1.0]),
+        },
+    }
+    for key, value in changes.items():
+        if key in spec["paths"][0]:
+            spec["paths"][0][key] = value
+        elif key in spec["blocks"]:
+            spec["blocks"][key] = value
+        else:
+            spec[key] = value
+    return spec
+
+
+def pending_env(**kwargs: Any) -> MultipathDeadlineEnv:
+    env = MultipathDeadlineEnv(GOOD, num_slots=4, **kwargs)
+    env.reset(seed=0)
+    return env
+
+
+def pending_vector(**kwargs: Any) -> MultipathDeadlineVectorEnv:
+    venv = MultipathDeadlineVectorEnv(num_envs=2, scenario=GOOD, num_slots=4, **kwargs)
+    venv.reset(seed=0)
+    return venv
+
+
+class BadPolicy:
+    name = "bad"
+
+    def decide(self, obs: Any) -> int:
+        return 10**6
+
+
+class NotAPolicy:
+    pass
+
+
+def idle_sim() -> _core.Sim:
+    return make_sim(core_spec())
+
+
+# (id, action that must fail, exception type, regex the message must match)
+CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
+    ("negative rate", lambda t: Scenario.from_dict(with_path(bandwidth=-2.0)), ScenarioError, r"paths\[0\]\.bandwidth"),
+    ("NaN rate", lambda t: Scenario.from_dict(with_path(bandwidth=float("nan"))), ScenarioError, r"bandwidth.*nan"),
+    ("bool as number", lambda t: Scenario.from_dict(with_path(bandwidth=True)), ScenarioError, r"bandwidth"),
+    ("empty trace", lambda t: Scenario.from_dict(trace_scenario(t, "empty.log", "")), TraceError, r"empty\.log"),
+    ("non-monotonic trace", lambda t: Scenario.from_dict(trace_scenario(t, "back.log", "0 1.0\n2 1.0\n1 1.0\n")),
+     TraceError, r"back\.log:3"),
+    ("garbage trace line", lambda t: Scenario.from_dict(trace_scenario(t, "junk.log", "0 1.0\n1 fast\n")),
+     TraceError, r"junk\.log:2"),
+    ("garbage mahimahi line", lambda t: Scenario.from_dict(trace_scenario(t, "m.down", "1\n2\nx\n", "mahimahi")),
+     TraceError, r"m\.down:3"),
+    ("missing trace file", lambda t: Scenario.from_dict(with_path(bandwidth={"type": "trace", "format": "cooked",
+                                                                             "file": str(t / "nope.log")})),
+     TraceError, r"nope\.log"),
+    ("zero paths", lambda t: Scenario.from_dict({**GOOD, "paths": []}), ScenarioError, r"paths.*1 to 8"),
+    ("nine paths", lambda t: Scenario.from_dict({**GOOD, "paths": [GOOD["paths"][0]] * 9}), ScenarioError,
+     r"paths.*1 to 8"),
+    ("unknown cc", lambda t: Scenario.from_dict(with_path(cc="bbr")), ScenarioError, r"paths\[0\]\.cc.*'bbr'"),
+    ("negative delay", lambda t: Scenario.from_dict(with_path(rtt_ms=-5)), ScenarioError, r"paths\[0\]\.rtt_ms"),
+    ("two delay forms", lambda t: Scenario.from_dict(with_path(one_way_delay_ms=5)), ScenarioError,
+     r"exactly one of rtt_ms"),
+    ("queue below a packet", lambda t: Scenario.from_dict(with_path(queue_bytes=10)), ScenarioError,
+     r"paths\[0\]\.queue_bytes"),
+    ("loss of 1", lambda t: Scenario.from_dict(with_path(loss=1.0)), ScenarioError, r"paths\[0\]\.loss"),
+    ("unknown key", lambda t: Scenario.from_dict({**GOOD, "durration_s": 3}), ScenarioError, r"durration_s"),
+    ("missing duration", lambda t: Scenario.from_dict({k: v for k, v in GOOD.items() if k != "duration_s"}),
+     ScenarioError, r"duration_s"),
+    ("unknown workload", lambda t: Scenario.from_dict({**GOOD, "workload": {"type": "hologram"}}), ScenarioError,
+     r"workload\.type"),
+    ("workload out of range", lambda t: Scenario.from_dict({**GOOD, "workload": {"type": "avc", "fps": -30}}),
+     ScenarioError, r"workload\.fps"),
+    ("malformed YAML", lambda t: (t / "s.yaml").write_text("paths: [\n") and Scenario.from_yaml(t / "s.yaml"),
+     ScenarioError, r"YAML"),
+    ("unknown scenario name", lambda t: simulate("dams-rtt-41", "minrtt"), ScenarioError, r"dams-rtt-41"),
+    ("negative seed", lambda t: simulate(GOOD, "minrtt", seed=-1), ScenarioError, r"seed"),
+    ("unknown policy", lambda t: simulate(GOOD, "fastest"), PolicyError, r"'fastest'.*known policies"),
+    ("unknown policy parameter", lambda t: baselines.get("random", temperature=2), PolicyError, r"temperature"),
+    ("not a policy", lambda t: simulate(GOOD, NotAPolicy()), PolicyError, r"decide"),
+    ("policy picks a missing block", lambda t: simulate(GOOD, BadPolicy()), PolicyError, r"bad.*does not exist"),
+    ("action out of range", lambda t: pending_env().step(7), ActionError, r"outside Discrete\(5\)"),
+    ("action of wrong type", lambda t: pending_env().step("0"), ActionError, r"not an integer"),
+    ("vector actions wrong dtype", lambda t: pending_vector().step(np.zeros(2, np.float64)), ActionError, r"integer"),
+    ("vector actions wrong shape", lambda t: pending_vector().step(np.zeros((2, 1), np.int64)), ActionError, r"shape"),
+    ("vector action out of range", lambda t: pending_vector().step(np.array([0, 9])), ActionError, r"actions\[1\]"),
+    ("core: wrong array dtype", lambda t: make_sim(core_spec(size_bytes=np.array([1.0, 2.0]))), TypeError,
+     r"blocks\.size_bytes.*int64"),
+    ("core: arrays of unequal length", lambda t: make_sim(core_spec(priority=np.array([0], np.int32))), ValueError,
+     r"blocks\.priority"),
+    ("core: arrivals out of order", lambda t: make_sim(core_spec(arrival_ns=np.array([10, 0], np.int64))),
+     ValueError, r"arrival_ns\[1\]"),
+    ("core: schedule not starting at 0", lambda t: make_sim(core_spec(bw_start_ns=np.array([5], np.int64))),
+     ValueError, r"bw_start_ns\[0\]"),
+    ("core: negative rate", lambda t: make_sim(core_spec(bw_rate_bps=np.array([-1], np.int64))), ValueError,
+     r"bw_rate_bps\[0\]"),
+    ("core: unknown cc", lambda t: make_sim(core_spec(cc="vegas")), ValueError, r"vegas"),
+    ("core: ring not a power of two", lambda t: make_sim(core_spec(ring_capacity=100)), ValueError,
+     r"ring_capacity"),
+    ("core: apply with no decision", lambda t: idle_sim().apply(0), RuntimeError, r"no decision is pending"),
+    ("core: cancel outside a decision", lambda t: idle_sim().cancel(0), RuntimeError, r"during a decision"),
+    ("core: writable view", lambda t: np.asarray(idle_sim().view("srtt_ns")).__setitem__(0, 1), ValueError,
+     r"read-only"),
+    ("core: unknown view", lambda t: idle_sim().view("secrets"), KeyError, r"secrets"),
+    ("core: unknown native policy", lambda t: idle_sim().run("oracle"), ValueError, r"oracle"),
+]
+
+
+@pytest.mark.parametrize("action,error,pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_raises_a_clear_error(tmp_path: Path, action: Callable[[Path], Any], error: type[Exception],
+                                        pattern: str) -> None:
+    with pytest.raises(error, match=pattern):
+        action(tmp_path)
+
+
+def test_there_are_at_least_twenty_kinds() -> None:
+    assert len(CASES) >= 20
+
+
+def test_a_rejected_step_changes_nothing() -> None:
+    env = pending_env(invalid_action="raise")
+    before = env.action_masks(), env.sim.now_ns, env.sim.decisions
+    with pytest.raises(ActionError):
+        env.step(99)
+    assert env.sim.now_ns == before[1] and env.sim.decisions == before[2]
+    np.testing.assert_array_equal(env.action_masks(), before[0])

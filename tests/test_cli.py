@@ -1,0 +1,65 @@
+"""The mpsched command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mpsched.experiments.cli import main
+
+
+def test_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "dams-rtt-40" in out and "minrtt" in out and "native: rr" in out
+
+
+def test_list_show_prints_yaml(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "--show", "dams-bw-1-1.5"]) == 0
+    assert "loss: 0.0001" in capsys.readouterr().out
+
+
+def test_run_json(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    blocks = tmp_path / "blocks.csv"
+    assert main(["run", "--scenario", "dams-rtt-40", "--policy", "rr", "--seed", "2", "--json",
+                 "--blocks", str(blocks)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["scenario"] == "dams-rtt-40" and row["policy"] == "rr" and row["seed"] == 2
+    assert 0.0 <= row["on_time_rate"] <= 1.0
+    assert len(blocks.read_text().splitlines()) == 1801
+
+
+def test_run_prints_the_seed_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--scenario", "dams-rtt-80", "--policy", "minrtt"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "seed: 0"
+
+
+def test_errors_are_reported_not_raised(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--scenario", "dams-rtt-40", "--policy", "oracle"]) == 2
+    assert "unknown policy 'oracle'" in capsys.readouterr().err
+    assert main(["run", "--scenario", "nowhere.yaml", "--policy", "rr"]) == 2
+
+
+def test_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--scenario", "dams-rtt-40", "--seeds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "minrtt" in out and "rr" in out and "random" in out
+
+
+def test_bench_json_keys() -> None:
+    out = subprocess.run([sys.executable, "-m", "mpsched.experiments.cli", "bench", "--json", "--seconds", "0.05"],
+                         capture_output=True, text=True, check=True).stdout
+    report = json.loads(out)
+    for key in ("episode_packets_per_s", "episode_packets_per_s_newreno", "env_steps_per_s",
+                "cartpole_steps_per_s", "vector_env_steps_per_s"):
+        assert report[key] > 0
+
+
+def test_every_subcommand_has_help_with_an_example() -> None:
+    for cmd in ("list", "run", "demo", "bench"):
+        out = subprocess.run([sys.executable, "-m", "mpsched.experiments.cli", cmd, "--help"],
+                             capture_output=True, text=True, check=True).stdout
+        assert "example: mpsched" in out

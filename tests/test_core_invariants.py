@@ -1,0 +1,116 @@
+"""Physical invariants of the core, on random episodes (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from specs import MS, core_specs, make_sim, run_core, scripted_policy
+
+
+def quiescent(spec: dict) -> dict:
+    """The spec with a horizon long enough for every packet to drain."""
+    return {**spec, "end_ns": 600_000 * MS}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=core_specs(), policy=st.sampled_from(["minrtt", "rr", "scripted"]))
+def test_bytes_are_conserved(spec: dict, policy: str) -> None:
+    spec = quiescent(spec)
+    out = run_core(spec, scripted_policy if policy == "scripted" else policy)
+    size = spec["blocks"]["size_bytes"]
+    sent = out["bytes_sent"].sum(axis=1)
+    # the receiver never holds more than the block, and a completed block holds all of it
+    assert np.all(out["recv_bytes"] <= size)
+    completed = out["completion_ns"] >= 0
+    assert np.all(out["recv_bytes"][completed] == size[completed])
+    assert np.all(out["acked_bytes"] <= out["recv_bytes"])
+    # per path: every byte sent was delivered (first copy or duplicate), dropped, or is
+    # still in the network; the network drains unless a path's rate stays at 0 forever
+    in_network = out["path_bytes_sent"] - out["delivered_bytes"] - out["dropped_bytes"]
+    assert np.all(in_network >= 0)
+    for j, p in enumerate(spec["paths"]):
+        if p["bw_cycle_ns"] > 0 or p["bw_rate_bps"][-1] > 0:
+            assert in_network[j] == 0, f"path {j} did not drain"
+    # per block: what was sent is what was received, duplicated, dropped or in the network
+    assert sent.sum() == (out["recv_bytes"].sum() + out["duplicate_bytes"].sum() + out["dropped_bytes"].sum()
+                          + in_network.sum())
+    assert sent.sum() == out["path_bytes_sent"].sum()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=core_specs(), policy=st.sampled_from(["minrtt", "rr"]))
+def test_no_block_completes_before_it_could(spec: dict, policy: str) -> None:
+    """completion >= arrival + smallest one-way delay + size / (sum of the peak rates)."""
+    out = run_core(spec, policy)
+    b = spec["blocks"]
+    min_delay = min(p["fwd_delay_ns"] for p in spec["paths"])
+    peak_sum = sum(int(p["bw_rate_bps"].max()) for p in spec["paths"])
+    done = out["completion_ns"] >= 0
+    earliest = b["arrival_ns"] + min_delay + b["size_bytes"] * 8 * 10**9 // peak_sum
+    assert np.all(out["completion_ns"][done] >= earliest[done])
+    assert np.all(out["first_send_ns"][done] >= b["arrival_ns"][done])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(1, 200_000),
+    rate_bps=st.integers(100_000, 10**9),
+    delay_ns=st.integers(0, 100 * MS),
+    mss=st.sampled_from([100, 536, 1448, 9000]),
+    arrival=st.integers(0, 10 * MS),
+)
+def test_lone_block_on_one_ideal_path(size: int, rate_bps: int, delay_ns: int, mss: int, arrival: int) -> None:
+    """On one constant ideal path a lone block completes at delay + size / rate exactly,
+    up to packetization: each packet's service time is rounded up to a whole ns."""
+    spec = {
+        "mss_bytes": mss, "header_bytes": 0, "end_ns": 10**12, "seed": 7,
+        "paths": [{
+            "fwd_delay_ns": delay_ns, "rev_delay_ns": delay_ns, "queue_bytes": 10 * mss, "loss_threshold": 0,
+            "cc": "ideal", "initial_cwnd_bytes": mss, "min_rto_ns": 200 * MS, "max_rto_ns": 60_000 * MS,
+            "bw_start_ns": np.array([0], np.int64), "bw_rate_bps": np.array([rate_bps], np.int64),
+            "bw_cycle_ns": 0, "ring_capacity": 1 << 16,
+        }],
+        "blocks": {
+            "arrival_ns": np.array([arrival], np.int64), "size_bytes": np.array([size], np.int64),
+            "deadline_ns": np.array([arrival + 10**11], np.int64), "priority": np.array([0], np.int32),
+            "weight": np.array([1.0]),
+        },
+    }
+    out = run_core(spec, "minrtt")
+    n_full, last = divmod(size, mss)
+    packets = [mss] * n_full + ([last] if last else [])
+    service = sum(-(-8 * s * 10**9 // rate_bps) for s in packets)
+    assert out["completion_ns"][0] == arrival + delay_ns + service
+    exact = arrival + delay_ns + size * 8 * 10**9 / rate_bps
+    assert 0 <= out["completion_ns"][0] - exact <= len(packets)
+
+
+def test_sim_reset_replays_the_episode() -> None:
+    """reset(seed) restores the initial state: the same seed gives the same outputs."""
+    rng = np.random.default_rng(3)
+    spec = {
+        "mss_bytes": 1448, "header_bytes": 40, "end_ns": 5_000 * MS, "seed": 11,
+        "paths": [{
+            "fwd_delay_ns": 5 * MS, "rev_delay_ns": 5 * MS, "queue_bytes": 20_000,
+            "loss_threshold": int(0.02 * 2**53), "cc": "newreno", "initial_cwnd_bytes": 14_480,
+            "min_rto_ns": 200 * MS, "max_rto_ns": 60_000 * MS, "bw_start_ns": np.array([0], np.int64),
+            "bw_rate_bps": np.array([5_000_000], np.int64), "bw_cycle_ns": 0, "ring_capacity": 1024,
+        }],
+        "blocks": {
+            "arrival_ns": np.sort(rng.integers(0, 2_000 * MS, 40)).astype(np.int64),
+            "size_bytes": rng.integers(1_000, 40_000, 40).astype(np.int64),
+            "deadline_ns": None, "priority": np.zeros(40, np.int32), "weight": np.ones(40),
+        },
+    }
+    spec["blocks"]["deadline_ns"] = spec["blocks"]["arrival_ns"] + 300 * MS
+    sim = make_sim(spec)
+    sim.run("minrtt")
+    first = np.array(sim.view("completion_ns"), copy=True)
+    sim.reset(11)
+    sim.run("minrtt")
+    np.testing.assert_array_equal(first, np.asarray(sim.view("completion_ns")))
+    sim.reset(12)
+    sim.run("minrtt")
+    assert not np.array_equal(first, np.asarray(sim.view("completion_ns")))
