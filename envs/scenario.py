@@ -24,7 +24,6 @@ Example
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ import yaml
 
 from .errors import ScenarioError
 from .traces import BandwidthSchedule, build_bandwidth, normalize_bandwidth
+from .validate import check_choice, check_integer, check_keys, check_mapping, check_number, check_text
 from .workloads import generate_workload, normalize_workload
 
 __all__ = ["Scenario", "PathSpec", "TransportSpec", "CONGESTION_CONTROLS", "RECEIVERS"]
@@ -44,58 +44,6 @@ RECEIVERS: tuple[str, ...] = ("block",)
 
 _DEFAULT_QUEUE_MS = 100.0
 _DEFAULT_QUEUE_MIN_PACKETS = 10
-
-
-def _check_keys(d: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
-    for key in d:
-        if key not in allowed:
-            raise ScenarioError(
-                f"{where}.{key}" if where else str(key), d[key], f"one of the keys {', '.join(allowed)}"
-            )
-
-
-def _mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ScenarioError(where, value, "a mapping (dict)")
-    return value
-
-
-def _number(value: Any, where: str, lo: float | None = None, hi: float | None = None,
-            lo_open: bool = False, hi_open: bool = False) -> float:
-    """A finite real number in a range; bools are not numbers."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-    x = float(value) if ok else math.nan
-    if not ok or not math.isfinite(x):
-        raise ScenarioError(where, value, _range_words(lo, hi, lo_open, hi_open))
-    if lo is not None and (x < lo or (lo_open and x == lo)):
-        raise ScenarioError(where, value, _range_words(lo, hi, lo_open, hi_open))
-    if hi is not None and (x > hi or (hi_open and x == hi)):
-        raise ScenarioError(where, value, _range_words(lo, hi, lo_open, hi_open))
-    return x
-
-
-def _integer(value: Any, where: str, lo: int | None = None, hi: int | None = None) -> int:
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-    if not ok or (lo is not None and value < lo) or (hi is not None and value > hi):
-        lo_w = "" if lo is None else f" >= {lo}"
-        hi_w = "" if hi is None else f" <= {hi}"
-        raise ScenarioError(where, value, f"an integer{lo_w}{' and' if lo_w and hi_w else ''}{hi_w}")
-    return int(value)
-
-
-def _range_words(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
-    parts = []
-    if lo is not None:
-        parts.append(f"{'>' if lo_open else '>='} {lo:g}")
-    if hi is not None:
-        parts.append(f"{'<' if hi_open else '<='} {hi:g}")
-    return "a finite number" + (" " + " and ".join(parts) if parts else "")
-
-
-def _choice(value: Any, where: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ScenarioError(where, value, "one of " + ", ".join(repr(c) for c in choices))
-    return value
 
 
 @dataclass(frozen=True)
@@ -128,21 +76,32 @@ class TransportSpec:
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "transport") -> TransportSpec:
-        d = _mapping(d, where)
-        _check_keys(d, cls.KEYS, where)
+        d = check_mapping(d, where, "a mapping (dict)")
+        check_keys(d, where, cls.KEYS)
         base = cls()
         spec = cls(
-            mss_bytes=_integer(d.get("mss_bytes", base.mss_bytes), f"{where}.mss_bytes", 1, 65535),
-            header_bytes=_integer(d.get("header_bytes", base.header_bytes), f"{where}.header_bytes", 0, 1024),
-            initial_cwnd_packets=_integer(
-                d.get("initial_cwnd_packets", base.initial_cwnd_packets), f"{where}.initial_cwnd_packets", 1, 10**6
+            mss_bytes=check_integer(d.get("mss_bytes", base.mss_bytes), f"{where}.mss_bytes", lo=1, hi=65535),
+            header_bytes=check_integer(
+                d.get("header_bytes", base.header_bytes), f"{where}.header_bytes", lo=0, hi=1024
             ),
-            min_rto_ms=_number(d.get("min_rto_ms", base.min_rto_ms), f"{where}.min_rto_ms", 0.0, 1e9, lo_open=True),
-            max_rto_s=_number(d.get("max_rto_s", base.max_rto_s), f"{where}.max_rto_s", 0.0, 1e6, lo_open=True),
-            cc=_choice(d.get("cc", base.cc), f"{where}.cc", CONGESTION_CONTROLS),
+            initial_cwnd_packets=check_integer(
+                d.get("initial_cwnd_packets", base.initial_cwnd_packets),
+                f"{where}.initial_cwnd_packets",
+                lo=1,
+                hi=10**6,
+            ),
+            min_rto_ms=check_number(
+                d.get("min_rto_ms", base.min_rto_ms), f"{where}.min_rto_ms", lo=0.0, hi=1e9, lo_open=True
+            ),
+            max_rto_s=check_number(
+                d.get("max_rto_s", base.max_rto_s), f"{where}.max_rto_s", lo=0.0, hi=1e6, lo_open=True
+            ),
+            cc=check_choice(d.get("cc", base.cc), f"{where}.cc", CONGESTION_CONTROLS),
         )
         if spec.max_rto_s * 1000.0 < spec.min_rto_ms:
-            raise ScenarioError(f"{where}.max_rto_s", spec.max_rto_s, f"at least min_rto_ms = {spec.min_rto_ms} ms")
+            raise ScenarioError(
+                f"{where}.max_rto_s", spec.max_rto_s, f"at least min_rto_ms = {spec.min_rto_ms} ms"
+            )
         return spec
 
     def to_dict(self) -> dict[str, Any]:
@@ -180,8 +139,17 @@ class PathSpec:
     cc: str
 
     KEYS = (
-        "name", "bandwidth", "rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms",
-        "queue_bytes", "queue_packets", "queue_ms", "loss", "cc",
+        "name",
+        "bandwidth",
+        "rtt_ms",
+        "one_way_delay_ms",
+        "fwd_delay_ms",
+        "rev_delay_ms",
+        "queue_bytes",
+        "queue_packets",
+        "queue_ms",
+        "loss",
+        "cc",
     )
 
     @property
@@ -190,40 +158,42 @@ class PathSpec:
         return self.fwd_delay_s + self.rev_delay_s
 
     @classmethod
-    def from_dict(cls, d: Any, where: str, index: int, transport: TransportSpec,
-                  base_dir: Path | None = None) -> PathSpec:
-        d = _mapping(d, where)
-        _check_keys(d, cls.KEYS, where)
-        name = d.get("name", f"path{index}")
-        if not isinstance(name, str) or not name:
-            raise ScenarioError(f"{where}.name", name, "a non-empty string")
+    def from_dict(
+        cls, d: Any, where: str, index: int, transport: TransportSpec, base_dir: Path | None = None
+    ) -> PathSpec:
+        d = check_mapping(d, where, "a mapping (dict)")
+        check_keys(d, where, cls.KEYS)
+        name = check_text(d.get("name", f"path{index}"), f"{where}.name")
         if "bandwidth" not in d:
-            raise ScenarioError(f"{where}.bandwidth", None, "a bandwidth (Mbps number or a bandwidth mapping)")
+            raise ScenarioError(
+                f"{where}.bandwidth", None, "a bandwidth (Mbps number or a bandwidth mapping)"
+            )
         bandwidth = normalize_bandwidth(d["bandwidth"], f"{where}.bandwidth")
         # Built once here so that a bad trace file fails now, naming its file and line
         # (parsed files are cached: episodes do not read them again).
         schedule = build_bandwidth(bandwidth, base_dir, np.random.default_rng(0))
         fwd_s, rev_s = cls._delays(d, where)
         queue = cls._queue(d, where, _queue_rate_bps(bandwidth, schedule), transport)
-        loss = _number(d.get("loss", 0.0), f"{where}.loss", 0.0, 1.0, hi_open=True)
-        cc = _choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
+        loss = check_number(d.get("loss", 0.0), f"{where}.loss", lo=0.0, hi=1.0, hi_open=True)
+        cc = check_choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
         return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc)
 
     @staticmethod
     def _delays(d: Mapping[str, Any], where: str) -> tuple[float, float]:
         given = [k for k in ("rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms") if k in d]
         if given == ["rtt_ms"]:
-            rtt = _number(d["rtt_ms"], f"{where}.rtt_ms", 0.0, 1e7)
+            rtt = check_number(d["rtt_ms"], f"{where}.rtt_ms", lo=0.0, hi=1e7)
             return rtt / 2000.0, rtt / 2000.0
         if given == ["one_way_delay_ms"]:
-            owd = _number(d["one_way_delay_ms"], f"{where}.one_way_delay_ms", 0.0, 1e7)
+            owd = check_number(d["one_way_delay_ms"], f"{where}.one_way_delay_ms", lo=0.0, hi=1e7)
             return owd / 1000.0, owd / 1000.0
         if given == ["fwd_delay_ms", "rev_delay_ms"]:
-            fwd = _number(d["fwd_delay_ms"], f"{where}.fwd_delay_ms", 0.0, 1e7)
-            rev = _number(d["rev_delay_ms"], f"{where}.rev_delay_ms", 0.0, 1e7)
+            fwd = check_number(d["fwd_delay_ms"], f"{where}.fwd_delay_ms", lo=0.0, hi=1e7)
+            rev = check_number(d["rev_delay_ms"], f"{where}.rev_delay_ms", lo=0.0, hi=1e7)
             return fwd / 1000.0, rev / 1000.0
         raise ScenarioError(
-            f"{where}.rtt_ms", {k: d[k] for k in given} or None,
+            f"{where}.rtt_ms",
+            {k: d[k] for k in given} or None,
             "exactly one of rtt_ms, one_way_delay_ms, or both fwd_delay_ms and rev_delay_ms",
         )
 
@@ -232,13 +202,23 @@ class PathSpec:
         packet = transport.mss_bytes + transport.header_bytes
         given = [k for k in ("queue_bytes", "queue_packets", "queue_ms") if k in d]
         if len(given) > 1:
-            raise ScenarioError(f"{where}.{given[1]}", d[given[1]], f"only one of queue_bytes, queue_packets, queue_ms (also got {given[0]})")
+            raise ScenarioError(
+                f"{where}.{given[1]}",
+                d[given[1]],
+                f"only one of queue_bytes, queue_packets, queue_ms (also got {given[0]})",
+            )
         if given == ["queue_bytes"]:
-            return _integer(d["queue_bytes"], f"{where}.queue_bytes", packet, 2**50)
+            return check_integer(d["queue_bytes"], f"{where}.queue_bytes", lo=packet, hi=2**50)
         if given == ["queue_packets"]:
-            return packet * _integer(d["queue_packets"], f"{where}.queue_packets", 1, 2**30)
-        queue_ms = _DEFAULT_QUEUE_MS if not given else _number(d["queue_ms"], f"{where}.queue_ms", 0.0, 1e7)
-        return max(packet * (_DEFAULT_QUEUE_MIN_PACKETS if not given else 1), int(rate_bps * queue_ms / 8000.0))
+            return packet * check_integer(d["queue_packets"], f"{where}.queue_packets", lo=1, hi=2**30)
+        queue_ms = (
+            _DEFAULT_QUEUE_MS
+            if not given
+            else check_number(d["queue_ms"], f"{where}.queue_ms", lo=0.0, hi=1e7)
+        )
+        return max(
+            packet * (_DEFAULT_QUEUE_MIN_PACKETS if not given else 1), int(rate_bps * queue_ms / 8000.0)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -302,7 +282,17 @@ class Scenario:
     description: str = ""
     base_dir: Path | None = field(default=None, compare=False)
 
-    KEYS = ("name", "description", "duration_s", "seed", "horizon_s", "transport", "receiver", "paths", "workload")
+    KEYS = (
+        "name",
+        "description",
+        "duration_s",
+        "seed",
+        "horizon_s",
+        "transport",
+        "receiver",
+        "paths",
+        "workload",
+    )
 
     @classmethod
     def from_dict(cls, d: Any, base_dir: str | Path | None = None) -> Scenario:
@@ -313,22 +303,22 @@ class Scenario:
         ScenarioError
             Naming the first invalid field.
         """
-        d = _mapping(d, "scenario")
-        _check_keys(d, cls.KEYS, "")
-        name = d.get("name", "custom")
-        if not isinstance(name, str) or not name:
-            raise ScenarioError("name", name, "a non-empty string")
+        d = check_mapping(d, "scenario", "a mapping (dict)")
+        check_keys(d, "", cls.KEYS)
+        name = check_text(d.get("name", "custom"), "name")
         description = d.get("description", "")
         if not isinstance(description, str):
             raise ScenarioError("description", description, "a string")
         if "duration_s" not in d:
             raise ScenarioError("duration_s", None, "a duration in seconds > 0")
-        duration_s = _number(d["duration_s"], "duration_s", 0.0, 1e7, lo_open=True)
-        seed = _integer(d.get("seed", 0), "seed", 0, 2**63 - 1)
+        duration_s = check_number(d["duration_s"], "duration_s", lo=0.0, hi=1e7, lo_open=True)
+        seed = check_integer(d.get("seed", 0), "seed", lo=0, hi=2**63 - 1)
         horizon = d.get("horizon_s")
-        horizon_s = None if horizon is None else _number(horizon, "horizon_s", 0.0, 4.6e9, lo_open=True)
+        horizon_s = (
+            None if horizon is None else check_number(horizon, "horizon_s", lo=0.0, hi=4.6e9, lo_open=True)
+        )
         transport = TransportSpec.from_dict(d.get("transport", {}))
-        receiver = _choice(d.get("receiver", "block"), "receiver", RECEIVERS)
+        receiver = check_choice(d.get("receiver", "block"), "receiver", RECEIVERS)
         paths_raw = d.get("paths")
         if not isinstance(paths_raw, (list, tuple)) or not 1 <= len(paths_raw) <= 8:
             raise ScenarioError("paths", paths_raw, "a list of 1 to 8 paths")
@@ -400,7 +390,12 @@ def _absolute_files(config: dict[str, Any], base_dir: Path | None) -> dict[str, 
     """Copy of a config whose ``file`` entries (at any depth) are absolute paths."""
     out: dict[str, Any] = {}
     for key, value in config.items():
-        if key == "file" and isinstance(value, str) and base_dir is not None and not Path(value).is_absolute():
+        if (
+            key == "file"
+            and isinstance(value, str)
+            and base_dir is not None
+            and not Path(value).is_absolute()
+        ):
             out[key] = str((base_dir / value).resolve())
         elif isinstance(value, dict):
             out[key] = _absolute_files(value, base_dir)

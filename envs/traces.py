@@ -30,17 +30,44 @@ every rate must lie in ``[0, 10**12]`` bit/s.
 
 from __future__ import annotations
 
-import math
 import os
-import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from .errors import ScenarioError, TraceError
+from .textfiles import (
+    TIME_UNITS,
+    cached_parse,
+    cell_number,
+    cell_time_ns,
+    check_column,
+    check_delimiter,
+    check_header,
+    resolve_file,
+    sample_timeline,
+    table_rows,
+)
+from .validate import (
+    MAX_SECONDS,
+    MISSING,
+    INT64_MAX,
+    check_bool,
+    check_choice,
+    check_file_name,
+    check_integer,
+    check_keys,
+    check_mapping,
+    check_number,
+    check_seconds,
+    field_path,
+    is_number,
+    readonly_int64,
+    to_ns,
+)
 
 __all__ = [
     "MAX_RATE_BPS",
@@ -54,13 +81,9 @@ MAX_RATE_BPS = 10**12
 """Largest rate a schedule may hold, in bit/s."""
 
 _MAX_MBPS = MAX_RATE_BPS / 1e6
-_MAX_SECONDS = 1e9
-_MAX_ABS_NS = 10**18
 _MAX_MAHIMAHI_MS = 10**12
 _MAX_PACKET_BYTES = 65535
-_INT64_MAX = int(np.iinfo(np.int64).max)
 
-_TIME_UNITS: dict[str, float] = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 _RATE_UNITS: dict[str, float] = {
     "bps": 1.0,
     "kbps": 1e3,
@@ -70,9 +93,7 @@ _RATE_UNITS: dict[str, float] = {
     "kBps": 8e3,
     "MBps": 8e6,
 }
-_CACHE_ENTRIES = 64
 
-_T = TypeVar("_T")
 
 
 # ---------------------------------------------------------------------------------------
@@ -110,8 +131,8 @@ class BandwidthSchedule:
     cycle_ns: int
 
     def __post_init__(self) -> None:
-        start = _readonly_int64(self.start_ns, "start_ns")
-        rate = _readonly_int64(self.rate_bps, "rate_bps")
+        start = readonly_int64(self.start_ns, "start_ns")
+        rate = readonly_int64(self.rate_bps, "rate_bps")
         if start.size == 0:
             raise ValueError("BandwidthSchedule needs at least one segment; start_ns is empty")
         if rate.size != start.size:
@@ -136,7 +157,7 @@ class BandwidthSchedule:
         cycle = self.cycle_ns
         if isinstance(cycle, (bool, np.bool_)) or not isinstance(cycle, (int, np.integer)):
             raise ValueError(f"cycle_ns must be an integer; got {cycle!r}")
-        if cycle != 0 and not int(start[-1]) < cycle <= _INT64_MAX:
+        if cycle != 0 and not int(start[-1]) < cycle <= INT64_MAX:
             raise ValueError(
                 f"cycle_ns must be 0 or greater than start_ns[-1] = {int(start[-1])} (and fit "
                 f"in int64); got {cycle}"
@@ -205,25 +226,11 @@ class BandwidthSchedule:
 
     def _integral(self, until_ns: int) -> int:
         """Bits delivered over ``[0, until_ns)`` within one period (or ever, without a cycle)."""
-        ends = np.append(self.start_ns[1:], self.cycle_ns if self.cycle_ns else _INT64_MAX)
+        ends = np.append(self.start_ns[1:], self.cycle_ns if self.cycle_ns else INT64_MAX)
         lengths = np.clip(np.minimum(ends, until_ns) - self.start_ns, 0, None)
         return int(np.dot(lengths.astype(object), self.rate_bps.astype(object)))
 
 
-def _readonly_int64(values: Any, name: str) -> np.ndarray:
-    """A read-only 1-D ``int64`` copy of an integer array; ``ValueError`` otherwise."""
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array; got shape {array.shape}")
-    if array.size == 0:
-        array = array.astype(np.int64)
-    if array.dtype.kind not in "iu":
-        raise ValueError(f"{name} must hold integers; got dtype {array.dtype}")
-    if array.dtype.kind == "u" and array.size and int(array.max()) > _INT64_MAX:
-        raise ValueError(f"{name} holds a value beyond int64: {int(array.max())}")
-    result = array.astype(np.int64, copy=True)
-    result.setflags(write=False)
-    return result
 
 
 def _time_argument(value: Any, name: str, *, allow_zero: bool) -> int:
@@ -231,8 +238,8 @@ def _time_argument(value: Any, name: str, *, allow_zero: bool) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{name} must be an integer number of ns; got {value!r}")
     lowest = 0 if allow_zero else 1
-    if not lowest <= value <= _INT64_MAX:
-        raise ValueError(f"{name} must be in [{lowest}, {_INT64_MAX}]; got {value}")
+    if not lowest <= value <= INT64_MAX:
+        raise ValueError(f"{name} must be in [{lowest}, {INT64_MAX}]; got {value}")
     return int(value)
 
 
@@ -250,181 +257,45 @@ def _merged(start_ns: Any, rate_bps: Any, cycle_ns: int) -> BandwidthSchedule:
 # ---------------------------------------------------------------------------------------
 
 
-class _Missing:
-    """Stands for the value of a key that is absent from a configuration."""
-
-    def __repr__(self) -> str:
-        return "nothing (the key is missing)"
 
 
-_MISSING = _Missing()
 
 
-def _sub(field: str, key: str) -> str:
-    """The dotted path of ``key`` inside ``field``."""
-    return f"{field}.{key}" if field else key
 
 
-def _is_number(value: Any) -> bool:
-    """Whether ``value`` is an int or float (numpy ones included) and not a bool."""
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_)
-    )
 
 
-def _format_bound(value: float) -> str:
-    """A bound as text, without a trailing ``.0``."""
-    return str(int(value)) if float(value).is_integer() else repr(value)
 
 
-def _number(
-    value: Any,
-    field: str,
-    *,
-    lo: float | None = None,
-    hi: float | None = None,
-    lo_open: bool = False,
-    hi_open: bool = False,
-    what: str = "a finite number",
-) -> float:
-    """A finite number within the given bounds, as a float; ``ScenarioError`` otherwise."""
-    expected = what
-    if lo is not None and hi is not None:
-        expected += (
-            f" in {'(' if lo_open else '['}{_format_bound(lo)}, "
-            f"{_format_bound(hi)}{')' if hi_open else ']'}"
-        )
-    elif lo is not None:
-        expected += f" {'>' if lo_open else '>='} {_format_bound(lo)}"
-    elif hi is not None:
-        expected += f" {'<' if hi_open else '<='} {_format_bound(hi)}"
-    if not _is_number(value):
-        raise ScenarioError(field, value, expected)
-    try:
-        number = float(value)
-    except OverflowError:
-        raise ScenarioError(field, value, expected) from None
-    if not math.isfinite(number):
-        raise ScenarioError(field, value, expected)
-    if lo is not None and (number < lo or (lo_open and number == lo)):
-        raise ScenarioError(field, value, expected)
-    if hi is not None and (number > hi or (hi_open and number == hi)):
-        raise ScenarioError(field, value, expected)
-    return number
 
 
-def _integer(value: Any, field: str, *, lo: int | None = None, hi: int | None = None) -> int:
-    """An integer (not a bool, not a float) within the given bounds; ``ScenarioError`` otherwise."""
-    expected = "an integer"
-    if lo is not None and hi is not None:
-        expected += f" in [{lo}, {hi}]"
-    elif lo is not None:
-        expected += f" >= {lo}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ScenarioError(field, value, expected)
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ScenarioError(field, value, expected)
-    return int(value)
 
 
-def _boolean(value: Any, field: str) -> bool:
-    """A bool; ``ScenarioError`` otherwise."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ScenarioError(field, value, "true or false")
-    return bool(value)
 
 
-def _choice(value: Any, field: str, choices: Iterable[str]) -> str:
-    """One of ``choices`` (a string); ``ScenarioError`` otherwise."""
-    options = tuple(choices)
-    if not isinstance(value, str) or value not in options:
-        raise ScenarioError(field, value, "one of " + ", ".join(repr(c) for c in options))
-    return value
 
 
-def _text(value: Any, field: str, what: str = "a non-empty string") -> str:
-    """A non-empty string; ``ScenarioError`` otherwise."""
-    if not isinstance(value, str) or not value:
-        raise ScenarioError(field, value, what)
-    return value
 
 
-def _file_name(value: Any, field: str) -> str:
-    """A file path given as a non-empty string or path object, as a string."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    return _text(value, field, "a file path (a non-empty string)")
 
 
-def _mapping(value: Any, field: str, expected: str) -> dict[Any, Any]:
-    """A shallow copy of a mapping; ``ScenarioError`` otherwise."""
-    if not isinstance(value, Mapping):
-        raise ScenarioError(field, value, expected)
-    return dict(value)
 
 
-def _check_keys(config: Mapping[Any, Any], field: str, allowed: Iterable[str]) -> None:
-    """Raise ``ScenarioError`` for the first key of ``config`` that is not in ``allowed``."""
-    names = tuple(allowed)
-    for key, value in config.items():
-        if key not in names:
-            raise ScenarioError(
-                _sub(field, str(key)),
-                value,
-                f"a known key ({str(key)!r} is unknown); allowed keys: " + ", ".join(names),
-            )
 
 
-def _column(value: Any, field: str) -> str | int:
-    """A column given by header name (non-empty string) or by 0-based index."""
-    if isinstance(value, str) and value:
-        return value
-    if (
-        not isinstance(value, (bool, np.bool_))
-        and isinstance(value, (int, np.integer))
-        and value >= 0
-    ):
-        return int(value)
-    raise ScenarioError(field, value, "a column name (string) or a 0-based column index (int >= 0)")
 
 
-def _delimiter(value: Any, field: str) -> str:
-    """``"whitespace"`` or a single delimiter character."""
-    if isinstance(value, str) and (
-        value == "whitespace" or (len(value) == 1 and value not in "\r\n")
-    ):
-        return value
-    raise ScenarioError(
-        field, value, "'whitespace' or a single character such as ',', ';' or '\\t'"
-    )
 
 
-def _header(config: Mapping[str, Any], field: str, columns: Iterable[str | int | None]) -> bool:
-    """The ``header`` option: defaults to whether any column is named; named ones need it."""
-    named = any(isinstance(column, str) for column in columns)
-    header = _boolean(config.get("header", named), _sub(field, "header"))
-    if named and not header:
-        raise ScenarioError(
-            _sub(field, "header"), header, "true, because a column is given by name"
-        )
-    return header
 
 
-def _seconds(value: Any, field: str, *, positive: bool = False) -> float:
-    """A time in seconds: ``>= 0`` (``> 0`` when ``positive``) and at most 1e9 s."""
-    return _number(
-        value, field, lo=0.0, lo_open=positive, hi=_MAX_SECONDS, what="a time in seconds"
-    )
 
 
-def _to_ns(seconds: float) -> int:
-    """Seconds to integer nanoseconds, rounded to nearest."""
-    return round(seconds * 1e9)
 
 
 def _mbps(value: Any, field: str) -> float:
     """A rate in Mbps within ``[0, 10**6]``."""
-    return _number(value, field, lo=0.0, hi=_MAX_MBPS, what="a rate in Mbps")
+    return check_number(value, field, lo=0.0, hi=_MAX_MBPS, what="a rate in Mbps")
 
 
 def _to_bps(mbps: float) -> int:
@@ -436,171 +307,24 @@ def _to_bps(mbps: float) -> int:
 # Reading files (shared with mpsched.envs.workloads)
 # ---------------------------------------------------------------------------------------
 
-_cache: dict[tuple[Any, ...], Any] = {}
 
 
-def _resolve(file: str, base_dir: Path | None) -> Path:
-    """``file`` as a path, relative ones taken against ``base_dir`` (or the CWD)."""
-    path = Path(file).expanduser()
-    if path.is_absolute():
-        return path
-    return (Path(base_dir) if base_dir is not None else Path.cwd()) / path
 
 
-def _cached(path: Path, parser: Callable[..., _T], *options: Any) -> _T:
-    """``parser(path, lines, *options)``, remembered per file identity and options.
-
-    The key is the resolved path, the file's modification time and size, the parser and its
-    options, so an edited file is read again. At most ``_CACHE_ENTRIES`` results are kept;
-    the oldest goes first. Parsers must return immutable values.
-    """
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise TraceError(path, None, "file not found") from None
-    except OSError as error:
-        raise TraceError(path, None, f"cannot be read: {error.strerror}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise TraceError(path, None, "not a regular file")
-    key = (str(path.resolve()), info.st_mtime_ns, info.st_size, parser.__qualname__, options)
-    if key not in _cache:
-        result = parser(path, _read_lines(path), *options)
-        if len(_cache) >= _CACHE_ENTRIES:
-            del _cache[next(iter(_cache))]
-        _cache[key] = result
-    return _cache[key]
 
 
-def _read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file (a leading byte-order mark is dropped)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise TraceError(
-            path, None, f"not UTF-8 text ({error.reason} at byte {error.start})"
-        ) from None
-    except OSError as error:
-        raise TraceError(path, None, f"cannot be read: {error.strerror}") from None
-    return [line.rstrip("\r") for line in text.split("\n")]
 
 
-def _split(line: str, delimiter: str) -> list[str]:
-    """Cells of a line; surrounding spaces and double quotes are removed from each cell."""
-    if delimiter == "whitespace":
-        return line.split()
-    return [cell.strip().strip('"') for cell in line.split(delimiter)]
 
 
-def _rows(
-    path: Path,
-    lines: list[str],
-    delimiter: str,
-    header: bool,
-    columns: Mapping[str, str | int],
-    exact_fields: int | None = None,
-) -> Iterator[tuple[int, dict[str, str]]]:
-    """Data rows of a delimited text file as ``(line number, {option: cell})``.
-
-    Blank lines and lines whose first non-blank character is ``#`` are skipped. With
-    ``header`` the first other line names the columns; ``columns`` maps each option name
-    (e.g. ``"time_column"``) to a column name or 0-based index (only indices without header).
-    """
-    index = None if header else {option: int(column) for option, column in columns.items()}
-    for number, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        cells = _split(stripped, delimiter)
-        if index is None:
-            index = _header_index(path, number, cells, columns)
-            continue
-        if exact_fields is not None and len(cells) != exact_fields:
-            raise TraceError(
-                path, number, f"expected {exact_fields} fields, got {len(cells)}: {stripped!r}"
-            )
-        for option, position in index.items():
-            if position >= len(cells):
-                raise TraceError(
-                    path,
-                    number,
-                    f"missing column: {option} is column {position} (0-based) but the line "
-                    f"has {len(cells)} fields: {stripped!r}",
-                )
-        yield number, {option: cells[position] for option, position in index.items()}
 
 
-def _header_index(
-    path: Path, number: int, cells: list[str], columns: Mapping[str, str | int]
-) -> dict[str, int]:
-    """Column positions of ``columns`` in the header line ``cells``."""
-    index: dict[str, int] = {}
-    for option, column in columns.items():
-        if isinstance(column, str):
-            if column not in cells:
-                raise TraceError(
-                    path,
-                    number,
-                    f"unknown column name {column!r} ({option}); the header has {cells!r}",
-                )
-            index[option] = cells.index(column)
-        elif column >= len(cells):
-            raise TraceError(
-                path,
-                number,
-                f"{option} {column} is out of range; the header has {len(cells)} columns {cells!r}",
-            )
-        else:
-            index[option] = column
-    return index
 
 
-def _cell_number(path: Path, number: int, cell: str, what: str) -> float:
-    """A finite float parsed from a cell; ``TraceError`` otherwise."""
-    try:
-        value = float(cell)
-    except ValueError:
-        raise TraceError(path, number, f"{what} {cell!r} is not a number") from None
-    if not math.isfinite(value):
-        raise TraceError(path, number, f"{what} {cell!r} is not a finite number")
-    return value
 
 
-def _cell_time_ns(path: Path, number: int, cell: str, unit: str) -> int:
-    """A time cell in ``unit`` as integer ns, rounded to nearest."""
-    ns = _cell_number(path, number, cell, "time") * _TIME_UNITS[unit]
-    if abs(ns) > _MAX_ABS_NS:
-        raise TraceError(path, number, f"time {cell!r} {unit} is out of range (more than 1e9 s)")
-    return round(ns)
 
 
-def _timeline(
-    path: Path, times_ns: list[int], lines: list[int], cells: list[str], noun: str
-) -> tuple[np.ndarray, int]:
-    """Offsets of strictly increasing sample times from the first one, and the median interval.
-
-    Raises ``TraceError`` when there is no sample, only one (the interval is then unknown) or
-    a time that is not later than the one before.
-    """
-    if not times_ns:
-        raise TraceError(path, None, f"no {noun}s (empty trace)")
-    if len(times_ns) == 1:
-        raise TraceError(
-            path,
-            lines[0],
-            f"only one {noun}; at least two are needed to infer the {noun} interval",
-        )
-    times = np.asarray(times_ns, dtype=np.int64)
-    intervals = np.diff(times)
-    backwards = np.flatnonzero(intervals <= 0)
-    if backwards.size:
-        k = int(backwards[0]) + 1
-        raise TraceError(
-            path,
-            lines[k],
-            f"time {cells[k]!r} is not later than the previous {noun}'s time {cells[k - 1]!r} "
-            f"(line {lines[k - 1]}); times must be strictly increasing",
-        )
-    return times - times[0], round(float(np.median(intervals)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -693,9 +417,9 @@ def _parse_samples(
     numbers: list[int] = []
     time_cells: list[str] = []
     columns = {"time_column": time_column, "rate_column": rate_column}
-    for number, cells in _rows(path, lines, delimiter, header, columns, exact_fields):
-        time_ns = _cell_time_ns(path, number, cells["time_column"], time_unit)
-        rate = _cell_number(path, number, cells["rate_column"], "rate") * _RATE_UNITS[rate_unit]
+    for number, cells in table_rows(path, lines, delimiter, header, columns, exact_fields):
+        time_ns = cell_time_ns(path, number, cells["time_column"], time_unit)
+        rate = cell_number(path, number, cells["rate_column"], "rate") * _RATE_UNITS[rate_unit]
         if rate < 0:
             raise TraceError(
                 path,
@@ -712,7 +436,7 @@ def _parse_samples(
         rates.append(round(rate))
         numbers.append(number)
         time_cells.append(cells["time_column"])
-    offsets, last_interval = _timeline(path, times, numbers, time_cells, "sample")
+    offsets, last_interval = sample_timeline(path, times, numbers, time_cells, "sample")
     return _merged(offsets, rates, int(offsets[-1]) + last_interval)
 
 
@@ -752,47 +476,47 @@ def normalize_bandwidth(config: Any, field: str) -> dict[str, Any]:
         For an unknown type or key, a missing key, a value of the wrong type (booleans are
         not numbers) or out of range, NaN or infinity.
     """
-    if _is_number(config):
+    if is_number(config):
         return {"type": "constant", "mbps": _mbps(config, field)}
-    cfg = _mapping(
+    cfg = check_mapping(
         config,
         field,
         "a number of Mbps or a mapping with a 'type' key (constant, square, piecewise, trace)",
     )
-    kind = _choice(cfg.get("type", _MISSING), _sub(field, "type"), _NORMALIZERS)
+    kind = check_choice(cfg.get("type", MISSING), field_path(field, "type"), _NORMALIZERS)
     return _NORMALIZERS[kind](cfg, field)
 
 
 def _normalize_constant(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(cfg, field, ("type", "mbps"))
-    return {"type": "constant", "mbps": _mbps(cfg.get("mbps", _MISSING), _sub(field, "mbps"))}
+    check_keys(cfg, field, ("type", "mbps"))
+    return {"type": "constant", "mbps": _mbps(cfg.get("mbps", MISSING), field_path(field, "mbps"))}
 
 
 def _normalize_square(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(cfg, field, ("type", "high_mbps", "low_mbps", "period_s", "phase_s", "duty"))
-    period = _seconds(cfg.get("period_s", _MISSING), _sub(field, "period_s"), positive=True)
-    phase = _number(
+    check_keys(cfg, field, ("type", "high_mbps", "low_mbps", "period_s", "phase_s", "duty"))
+    period = check_seconds(cfg.get("period_s", MISSING), field_path(field, "period_s"), positive=True)
+    phase = check_number(
         cfg.get("phase_s", 0.0),
-        _sub(field, "phase_s"),
-        lo=-_MAX_SECONDS,
-        hi=_MAX_SECONDS,
+        field_path(field, "phase_s"),
+        lo=-MAX_SECONDS,
+        hi=MAX_SECONDS,
         what="a time in seconds",
     )
-    duty = _number(
-        cfg.get("duty", 0.5), _sub(field, "duty"), lo=0.0, hi=1.0, lo_open=True, hi_open=True
+    duty = check_number(
+        cfg.get("duty", 0.5), field_path(field, "duty"), lo=0.0, hi=1.0, lo_open=True, hi_open=True
     )
-    period_ns = _to_ns(period)
+    period_ns = to_ns(period)
     if not 0 < round(duty * period_ns) < period_ns:
         raise ScenarioError(
-            _sub(field, "duty"),
+            field_path(field, "duty"),
             duty,
             f"a duty that leaves both the high and the low part at least 1 ns long with "
             f"period_s = {period!r}",
         )
     return {
         "type": "square",
-        "high_mbps": _mbps(cfg.get("high_mbps", _MISSING), _sub(field, "high_mbps")),
-        "low_mbps": _mbps(cfg.get("low_mbps", _MISSING), _sub(field, "low_mbps")),
+        "high_mbps": _mbps(cfg.get("high_mbps", MISSING), field_path(field, "high_mbps")),
+        "low_mbps": _mbps(cfg.get("low_mbps", MISSING), field_path(field, "low_mbps")),
         "period_s": period,
         "phase_s": phase,
         "duty": duty,
@@ -800,9 +524,9 @@ def _normalize_square(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
 
 
 def _normalize_piecewise(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(cfg, field, ("type", "points", "mode", "cycle_s"))
-    points_field = _sub(field, "points")
-    raw = cfg.get("points", _MISSING)
+    check_keys(cfg, field, ("type", "points", "mode", "cycle_s"))
+    points_field = field_path(field, "points")
+    raw = cfg.get("points", MISSING)
     if not isinstance(raw, (list, tuple)) or not raw:
         raise ScenarioError(points_field, raw, "a non-empty list of [t_s, mbps] pairs")
     points: list[list[float]] = []
@@ -811,29 +535,29 @@ def _normalize_piecewise(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
         item = f"{points_field}[{i}]"
         if not isinstance(point, (list, tuple)) or len(point) != 2:
             raise ScenarioError(item, point, "a [t_s, mbps] pair")
-        t = _seconds(point[0], f"{item}[0]")
+        t = check_seconds(point[0], f"{item}[0]")
         mbps = _mbps(point[1], f"{item}[1]")
         if i == 0 and t != 0:
             raise ScenarioError(f"{item}[0]", point[0], "0 (the first point starts at time 0)")
-        if _to_ns(t) <= previous_ns:
+        if to_ns(t) <= previous_ns:
             raise ScenarioError(
                 f"{item}[0]",
                 point[0],
                 f"a time later (by at least 1 ns) than the previous point's {points[-1][0]!r} s",
             )
-        previous_ns = _to_ns(t)
+        previous_ns = to_ns(t)
         points.append([t, mbps])
-    mode = _choice(cfg.get("mode", "hold"), _sub(field, "mode"), ("hold", "loop"))
+    mode = check_choice(cfg.get("mode", "hold"), field_path(field, "mode"), ("hold", "loop"))
     result: dict[str, Any] = {"type": "piecewise", "points": points, "mode": mode}
-    cycle_field = _sub(field, "cycle_s")
+    cycle_field = field_path(field, "cycle_s")
     if mode == "hold":
         if "cycle_s" in cfg:
             raise ScenarioError(
                 cycle_field, cfg["cycle_s"], "no cycle_s when mode is 'hold' (use mode 'loop')"
             )
         return result
-    cycle = _seconds(cfg.get("cycle_s", _MISSING), cycle_field, positive=True)
-    if _to_ns(cycle) <= previous_ns:
+    cycle = check_seconds(cfg.get("cycle_s", MISSING), cycle_field, positive=True)
+    if to_ns(cycle) <= previous_ns:
         raise ScenarioError(
             cycle_field,
             cycle,
@@ -845,41 +569,41 @@ def _normalize_piecewise(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
 
 
 def _normalize_trace(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    fmt = _choice(cfg.get("format", _MISSING), _sub(field, "format"), _FORMAT_KEYS)
-    _check_keys(cfg, field, _TRACE_KEYS + _FORMAT_KEYS[fmt])
-    offset = _seconds(cfg.get("offset_s", 0.0), _sub(field, "offset_s"))
-    random_offset = _boolean(cfg.get("random_offset", False), _sub(field, "random_offset"))
+    fmt = check_choice(cfg.get("format", MISSING), field_path(field, "format"), _FORMAT_KEYS)
+    check_keys(cfg, field, _TRACE_KEYS + _FORMAT_KEYS[fmt])
+    offset = check_seconds(cfg.get("offset_s", 0.0), field_path(field, "offset_s"))
+    random_offset = check_bool(cfg.get("random_offset", False), field_path(field, "random_offset"))
     if random_offset and offset != 0:
         raise ScenarioError(
-            _sub(field, "offset_s"), offset, "0 when random_offset is true (the offset is drawn)"
+            field_path(field, "offset_s"), offset, "0 when random_offset is true (the offset is drawn)"
         )
     result: dict[str, Any] = {
         "type": "trace",
         "format": fmt,
-        "file": _file_name(cfg.get("file", _MISSING), _sub(field, "file")),
-        "mode": _choice(cfg.get("mode", "loop"), _sub(field, "mode"), ("loop", "hold")),
-        "scale": _number(cfg.get("scale", 1.0), _sub(field, "scale"), lo=0.0, lo_open=True),
+        "file": check_file_name(cfg.get("file", MISSING), field_path(field, "file")),
+        "mode": check_choice(cfg.get("mode", "loop"), field_path(field, "mode"), ("loop", "hold")),
+        "scale": check_number(cfg.get("scale", 1.0), field_path(field, "scale"), lo=0.0, lo_open=True),
         "offset_s": offset,
         "random_offset": random_offset,
     }
     if fmt == "mahimahi":
-        result["packet_bytes"] = _integer(
-            cfg.get("packet_bytes", 1500), _sub(field, "packet_bytes"), lo=1, hi=_MAX_PACKET_BYTES
+        result["packet_bytes"] = check_integer(
+            cfg.get("packet_bytes", 1500), field_path(field, "packet_bytes"), lo=1, hi=_MAX_PACKET_BYTES
         )
-        result["bin_ms"] = _integer(cfg.get("bin_ms", 1), _sub(field, "bin_ms"), lo=1, hi=10**9)
+        result["bin_ms"] = check_integer(cfg.get("bin_ms", 1), field_path(field, "bin_ms"), lo=1, hi=10**9)
     elif fmt == "csv":
-        time_column = _column(cfg.get("time_column", 0), _sub(field, "time_column"))
-        rate_column = _column(cfg.get("rate_column", 1), _sub(field, "rate_column"))
+        time_column = check_column(cfg.get("time_column", 0), field_path(field, "time_column"))
+        rate_column = check_column(cfg.get("rate_column", 1), field_path(field, "rate_column"))
         result["time_column"] = time_column
         result["rate_column"] = rate_column
-        result["time_unit"] = _choice(
-            cfg.get("time_unit", _MISSING), _sub(field, "time_unit"), _TIME_UNITS
+        result["time_unit"] = check_choice(
+            cfg.get("time_unit", MISSING), field_path(field, "time_unit"), TIME_UNITS
         )
-        result["rate_unit"] = _choice(
-            cfg.get("rate_unit", _MISSING), _sub(field, "rate_unit"), _RATE_UNITS
+        result["rate_unit"] = check_choice(
+            cfg.get("rate_unit", MISSING), field_path(field, "rate_unit"), _RATE_UNITS
         )
-        result["delimiter"] = _delimiter(cfg.get("delimiter", ","), _sub(field, "delimiter"))
-        result["header"] = _header(cfg, field, (time_column, rate_column))
+        result["delimiter"] = check_delimiter(cfg.get("delimiter", ","), field_path(field, "delimiter"))
+        result["header"] = check_header(cfg, field, (time_column, rate_column))
     return result
 
 
@@ -965,16 +689,16 @@ def build_bandwidth(
     if kind == "square":
         return _build_square(cfg)
     if kind == "piecewise":
-        starts = [_to_ns(t) for t, _ in cfg["points"]]
+        starts = [to_ns(t) for t, _ in cfg["points"]]
         rates = [_to_bps(mbps) for _, mbps in cfg["points"]]
-        return _merged(starts, rates, _to_ns(cfg["cycle_s"]) if cfg["mode"] == "loop" else 0)
+        return _merged(starts, rates, to_ns(cfg["cycle_s"]) if cfg["mode"] == "loop" else 0)
     return _build_trace(cfg, base_dir, rng)
 
 
 def _build_square(cfg: dict[str, Any]) -> BandwidthSchedule:
-    period = _to_ns(cfg["period_s"])
+    period = to_ns(cfg["period_s"])
     high = round(cfg["duty"] * period)
-    phase = _to_ns(cfg["phase_s"]) % period
+    phase = to_ns(cfg["phase_s"]) % period
     starts = sorted({0, -phase % period, (high - phase) % period})
     rates = [
         _to_bps(cfg["high_mbps"] if (start + phase) % period < high else cfg["low_mbps"])
@@ -986,13 +710,13 @@ def _build_square(cfg: dict[str, Any]) -> BandwidthSchedule:
 def _build_trace(
     cfg: dict[str, Any], base_dir: Path | None, rng: np.random.Generator | None
 ) -> BandwidthSchedule:
-    path = _resolve(cfg["file"], base_dir)
+    path = resolve_file(cfg["file"], base_dir)
     if cfg["format"] == "mahimahi":
-        trace = _cached(path, _parse_mahimahi, cfg["packet_bytes"], cfg["bin_ms"])
+        trace = cached_parse(path, _parse_mahimahi, cfg["packet_bytes"], cfg["bin_ms"])
     elif cfg["format"] == "cooked":
-        trace = _cached(path, _parse_samples, "whitespace", False, 0, 1, "s", "Mbps", 2)
+        trace = cached_parse(path, _parse_samples, "whitespace", False, 0, 1, "s", "Mbps", 2)
     else:
-        trace = _cached(
+        trace = cached_parse(
             path,
             _parse_samples,
             cfg["delimiter"],
@@ -1012,7 +736,7 @@ def _build_trace(
             )
         offset = int(rng.integers(0, trace.cycle_ns))
     else:
-        offset = _to_ns(cfg["offset_s"])
+        offset = to_ns(cfg["offset_s"])
     return _scaled(_shifted(trace, offset, cfg["mode"] == "loop"), cfg["scale"], path)
 
 

@@ -39,30 +39,32 @@ import numpy as np
 import pandas as pd
 
 from .errors import ScenarioError, TraceError
-from .traces import (
-    _MISSING,
-    _TIME_UNITS,
-    _boolean,
-    _cached,
-    _cell_number,
-    _cell_time_ns,
-    _check_keys,
-    _choice,
-    _column,
-    _delimiter,
-    _file_name,
-    _header,
-    _integer,
-    _mapping,
-    _number,
-    _readonly_int64,
-    _resolve,
-    _rows,
-    _seconds,
-    _sub,
-    _text,
-    _timeline,
-    _to_ns,
+from .textfiles import (
+    TIME_UNITS,
+    cached_parse,
+    cell_number,
+    cell_time_ns,
+    check_column,
+    check_delimiter,
+    check_header,
+    resolve_file,
+    sample_timeline,
+    table_rows,
+)
+from .validate import (
+    MISSING,
+    check_bool,
+    check_choice,
+    check_file_name,
+    check_integer,
+    check_keys,
+    check_mapping,
+    check_number,
+    check_seconds,
+    check_text,
+    field_path,
+    readonly_int64,
+    to_ns,
 )
 
 __all__ = ["BlockTable", "MAX_BLOCKS", "normalize_workload", "generate_workload"]
@@ -128,11 +130,11 @@ class BlockTable:
     frame_rate: float | None
 
     def __post_init__(self) -> None:
-        arrival = _readonly_int64(self.arrival_ns, "arrival_ns")
-        size = _readonly_int64(self.size_bytes, "size_bytes")
-        deadline = _readonly_int64(self.deadline_ns, "deadline_ns")
-        priority = _readonly_int64(self.priority, "priority")
-        frame = _readonly_int64(self.frame, "frame")
+        arrival = readonly_int64(self.arrival_ns, "arrival_ns")
+        size = readonly_int64(self.size_bytes, "size_bytes")
+        deadline = readonly_int64(self.deadline_ns, "deadline_ns")
+        priority = readonly_int64(self.priority, "priority")
+        frame = readonly_int64(self.frame, "frame")
         weight = _readonly_weights(self.weight)
         kind = _readonly_kinds(self.kind)
         columns = {
@@ -251,43 +253,43 @@ def _require(ok: np.ndarray, name: str, values: np.ndarray, expected: str) -> No
 
 def _fps(value: Any, field: str) -> float:
     """Frames per second in (0, 10000]."""
-    return _number(value, field, lo=0.0, lo_open=True, hi=10_000.0, what="frames per second")
+    return check_number(value, field, lo=0.0, lo_open=True, hi=10_000.0, what="frames per second")
 
 
 def _bitrate(value: Any, field: str) -> float:
     """A bitrate in Mbps in [1e-6, 1e6] (at least 1 bit/s)."""
-    return _number(value, field, lo=1e-6, hi=_MAX_MBPS, what="a bitrate in Mbps")
+    return check_number(value, field, lo=1e-6, hi=_MAX_MBPS, what="a bitrate in Mbps")
 
 
 def _ms(value: Any, field: str) -> float:
     """A time in ms in [0, 1e12]."""
-    return _number(value, field, lo=0.0, hi=_MAX_MS, what="a time in ms")
+    return check_number(value, field, lo=0.0, hi=_MAX_MS, what="a time in ms")
 
 
 def _priority(value: Any, field: str) -> int:
     """An int32 priority."""
-    return _integer(value, field, lo=_INT32_MIN, hi=_INT32_MAX)
+    return check_integer(value, field, lo=_INT32_MIN, hi=_INT32_MAX)
 
 
 def _weight(value: Any, field: str) -> float:
     """A finite weight >= 0."""
-    return _number(value, field, lo=0.0, what="a weight")
+    return check_number(value, field, lo=0.0, what="a weight")
 
 
 def _size_cv(value: Any, field: str) -> float:
     """A size coefficient of variation in [0, 10]."""
-    return _number(value, field, lo=0.0, hi=10.0, what="a coefficient of variation")
+    return check_number(value, field, lo=0.0, hi=10.0, what="a coefficient of variation")
 
 
 def _keyed(
     value: Any, field: str, defaults: Mapping[str, _T], check: Callable[[Any, str], _T]
 ) -> dict[str, _T]:
     """A mapping over the keys of ``defaults``; keys left out keep their default."""
-    given = _mapping(value, field, "a mapping with keys among " + ", ".join(defaults))
-    _check_keys(given, field, defaults)
+    given = check_mapping(value, field, "a mapping with keys among " + ", ".join(defaults))
+    check_keys(given, field, defaults)
     result = dict(defaults)
     for key, item in given.items():
-        result[key] = check(item, _sub(field, key))
+        result[key] = check(item, field_path(field, key))
     return result
 
 
@@ -307,8 +309,8 @@ def _listed(
 def _common(cfg: Mapping[str, Any], field: str, deadline_ms: float) -> dict[str, float]:
     """The ``deadline_ms`` and ``start_s`` of a generated workload."""
     return {
-        "deadline_ms": _ms(cfg.get("deadline_ms", deadline_ms), _sub(field, "deadline_ms")),
-        "start_s": _seconds(cfg.get("start_s", 0.0), _sub(field, "start_s")),
+        "deadline_ms": _ms(cfg.get("deadline_ms", deadline_ms), field_path(field, "deadline_ms")),
+        "start_s": check_seconds(cfg.get("start_s", 0.0), field_path(field, "start_s")),
     }
 
 
@@ -337,13 +339,13 @@ def normalize_workload(config: Any, field: str) -> dict[str, Any]:
         For an unknown type or key, a missing key, a value of the wrong type (booleans are
         not numbers) or out of range, NaN or infinity.
     """
-    cfg = _mapping(config, field, "a mapping with a 'type' key (" + ", ".join(_NORMALIZERS) + ")")
-    kind = _choice(cfg.get("type", _MISSING), _sub(field, "type"), _NORMALIZERS)
+    cfg = check_mapping(config, field, "a mapping with a 'type' key (" + ", ".join(_NORMALIZERS) + ")")
+    kind = check_choice(cfg.get("type", MISSING), field_path(field, "type"), _NORMALIZERS)
     return _NORMALIZERS[kind](cfg, field)
 
 
 def _normalize_avc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(
+    check_keys(
         cfg,
         field,
         (
@@ -359,33 +361,33 @@ def _normalize_avc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "start_s",
         ),
     )
-    gop_field = _sub(field, "gop")
+    gop_field = field_path(field, "gop")
     expected = "a non-empty string of frame types I, P, B that starts with I"
-    gop = _text(cfg.get("gop", "IBBPBBPBBPBB"), gop_field, expected)
+    gop = check_text(cfg.get("gop", "IBBPBBPBBPBB"), gop_field, expected)
     if gop[0] != "I" or set(gop) - set(_FRAME_TYPES):
         raise ScenarioError(gop_field, gop, expected)
     return {
         "type": "avc",
-        "fps": _fps(cfg.get("fps", 30.0), _sub(field, "fps")),
-        "bitrate_mbps": _bitrate(cfg.get("bitrate_mbps", 4.3), _sub(field, "bitrate_mbps")),
+        "fps": _fps(cfg.get("fps", 30.0), field_path(field, "fps")),
+        "bitrate_mbps": _bitrate(cfg.get("bitrate_mbps", 4.3), field_path(field, "bitrate_mbps")),
         "gop": gop,
         "size_ratio": _keyed(
             cfg.get("size_ratio", {}),
-            _sub(field, "size_ratio"),
+            field_path(field, "size_ratio"),
             {"I": 10.0, "P": 4.0, "B": 2.0},
-            lambda v, f: _number(v, f, lo=0.0, lo_open=True, what="a relative frame size"),
+            lambda v, f: check_number(v, f, lo=0.0, lo_open=True, what="a relative frame size"),
         ),
         "priority": _keyed(
-            cfg.get("priority", {}), _sub(field, "priority"), _FRAME_PRIORITY, _priority
+            cfg.get("priority", {}), field_path(field, "priority"), _FRAME_PRIORITY, _priority
         ),
-        "weight": _keyed(cfg.get("weight", {}), _sub(field, "weight"), _FRAME_WEIGHT, _weight),
-        "size_cv": _size_cv(cfg.get("size_cv", 0.1), _sub(field, "size_cv")),
+        "weight": _keyed(cfg.get("weight", {}), field_path(field, "weight"), _FRAME_WEIGHT, _weight),
+        "size_cv": _size_cv(cfg.get("size_cv", 0.1), field_path(field, "size_cv")),
         **_common(cfg, field, 200.0),
     }
 
 
 def _normalize_svc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(
+    check_keys(
         cfg,
         field,
         (
@@ -400,12 +402,12 @@ def _normalize_svc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "start_s",
         ),
     )
-    share_field = _sub(field, "layer_share")
+    share_field = field_path(field, "layer_share")
     raw_shares = cfg.get("layer_share", [0.2, 0.3, 0.5])
     shares = _listed(
         raw_shares,
         share_field,
-        lambda v, f: _number(v, f, lo=0.0, hi=1.0, lo_open=True, what="a share of the bitrate"),
+        lambda v, f: check_number(v, f, lo=0.0, hi=1.0, lo_open=True, what="a share of the bitrate"),
     )
     if abs(math.fsum(shares) - 1.0) > 1e-6:
         raise ScenarioError(
@@ -414,28 +416,28 @@ def _normalize_svc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
     layers = len(shares)
     return {
         "type": "svc",
-        "fps": _fps(cfg.get("fps", 30.0), _sub(field, "fps")),
-        "bitrate_mbps": _bitrate(cfg.get("bitrate_mbps", 4.3), _sub(field, "bitrate_mbps")),
+        "fps": _fps(cfg.get("fps", 30.0), field_path(field, "fps")),
+        "bitrate_mbps": _bitrate(cfg.get("bitrate_mbps", 4.3), field_path(field, "bitrate_mbps")),
         "layer_share": shares,
         "priority": _listed(
             cfg.get("priority", list(range(layers - 1, -1, -1))),
-            _sub(field, "priority"),
+            field_path(field, "priority"),
             _priority,
             layers,
         ),
         "weight": _listed(
             cfg.get("weight", [float(layers - i) for i in range(layers)]),
-            _sub(field, "weight"),
+            field_path(field, "weight"),
             _weight,
             layers,
         ),
-        "size_cv": _size_cv(cfg.get("size_cv", 0.1), _sub(field, "size_cv")),
+        "size_cv": _size_cv(cfg.get("size_cv", 0.1), field_path(field, "size_cv")),
         **_common(cfg, field, 200.0),
     }
 
 
 def _normalize_web(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(
+    check_keys(
         cfg,
         field,
         (
@@ -455,86 +457,86 @@ def _normalize_web(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
     )
     return {
         "type": "web",
-        "page_interval_s": _seconds(
-            cfg.get("page_interval_s", 5.0), _sub(field, "page_interval_s"), positive=True
+        "page_interval_s": check_seconds(
+            cfg.get("page_interval_s", 5.0), field_path(field, "page_interval_s"), positive=True
         ),
         "bursts": _listed(
             cfg.get("bursts", [1, 20, 15]),
-            _sub(field, "bursts"),
-            lambda v, f: _integer(v, f, lo=1, hi=MAX_BLOCKS),
+            field_path(field, "bursts"),
+            lambda v, f: check_integer(v, f, lo=1, hi=MAX_BLOCKS),
         ),
-        "burst_gap_ms": _ms(cfg.get("burst_gap_ms", 100.0), _sub(field, "burst_gap_ms")),
-        "object_kb_median": _number(
+        "burst_gap_ms": _ms(cfg.get("burst_gap_ms", 100.0), field_path(field, "burst_gap_ms")),
+        "object_kb_median": check_number(
             cfg.get("object_kb_median", 8.0),
-            _sub(field, "object_kb_median"),
+            field_path(field, "object_kb_median"),
             lo=0.0,
             lo_open=True,
             hi=1e9,
             what="a size in kB",
         ),
-        "object_kb_sigma": _number(
+        "object_kb_sigma": check_number(
             cfg.get("object_kb_sigma", 1.2),
-            _sub(field, "object_kb_sigma"),
+            field_path(field, "object_kb_sigma"),
             lo=0.0,
             hi=10.0,
             what="a lognormal sigma",
         ),
-        "object_kb_max": _number(
+        "object_kb_max": check_number(
             cfg.get("object_kb_max", 2000.0),
-            _sub(field, "object_kb_max"),
+            field_path(field, "object_kb_max"),
             lo=0.0,
             lo_open=True,
             hi=1e9,
             what="a size in kB",
         ),
-        "high_priority_fraction": _number(
+        "high_priority_fraction": check_number(
             cfg.get("high_priority_fraction", 0.25),
-            _sub(field, "high_priority_fraction"),
+            field_path(field, "high_priority_fraction"),
             lo=0.0,
             hi=1.0,
             what="a fraction",
         ),
         "priority": _keyed(
-            cfg.get("priority", {}), _sub(field, "priority"), {"high": 1, "low": 0}, _priority
+            cfg.get("priority", {}), field_path(field, "priority"), {"high": 1, "low": 0}, _priority
         ),
         "weight": _keyed(
-            cfg.get("weight", {}), _sub(field, "weight"), {"high": 2.0, "low": 1.0}, _weight
+            cfg.get("weight", {}), field_path(field, "weight"), {"high": 2.0, "low": 1.0}, _weight
         ),
         **_common(cfg, field, 1000.0),
     }
 
 
 def _normalize_bulk(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(
+    check_keys(
         cfg,
         field,
         ("type", "rate_mbps", "chunk_bytes", "deadline_ms", "priority", "weight", "start_s"),
     )
     return {
         "type": "bulk",
-        "rate_mbps": _bitrate(cfg.get("rate_mbps", _MISSING), _sub(field, "rate_mbps")),
-        "chunk_bytes": _integer(
-            cfg.get("chunk_bytes", 65536), _sub(field, "chunk_bytes"), lo=1, hi=_MAX_FRAME_BYTES
+        "rate_mbps": _bitrate(cfg.get("rate_mbps", MISSING), field_path(field, "rate_mbps")),
+        "chunk_bytes": check_integer(
+            cfg.get("chunk_bytes", 65536), field_path(field, "chunk_bytes"), lo=1, hi=_MAX_FRAME_BYTES
         ),
-        "priority": _priority(cfg.get("priority", 0), _sub(field, "priority")),
-        "weight": _weight(cfg.get("weight", 1.0), _sub(field, "weight")),
+        "priority": _priority(cfg.get("priority", 0), field_path(field, "priority")),
+        "weight": _weight(cfg.get("weight", 1.0), field_path(field, "weight")),
         **_common(cfg, field, 1000.0),
     }
 
 
 def _type_map(value: Any, field: str) -> dict[str, str]:
     """Raw type cell -> frame type; integer keys (as YAML reads ``1: I``) become strings."""
-    given = _mapping(value, field, "a mapping from raw type cells to I, P or B")
+    given = check_mapping(value, field, "a mapping from raw type cells to I, P or B")
     result: dict[str, str] = {}
     for key, letter in given.items():
         if isinstance(key, bool) or not isinstance(key, (str, int)):
             raise ScenarioError(field, key, "keys that are raw cell strings such as '1'")
-        result[str(key)] = _choice(letter, _sub(field, str(key)), _FRAME_TYPES)
+        result[str(key)] = check_choice(letter, field_path(field, str(key)), _FRAME_TYPES)
     return result
 
 
 def _normalize_frames(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(
+    check_keys(
         cfg,
         field,
         (
@@ -556,76 +558,76 @@ def _normalize_frames(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "start_s",
         ),
     )
-    time_column = _column(cfg.get("time_column", 0), _sub(field, "time_column"))
-    size_column = _column(cfg.get("size_column", 1), _sub(field, "size_column"))
+    time_column = check_column(cfg.get("time_column", 0), field_path(field, "time_column"))
+    size_column = check_column(cfg.get("size_column", 1), field_path(field, "size_column"))
     raw_type_column = cfg.get("type_column")
     type_column = (
-        None if raw_type_column is None else _column(raw_type_column, _sub(field, "type_column"))
+        None if raw_type_column is None else check_column(raw_type_column, field_path(field, "type_column"))
     )
     return {
         "type": "frames",
-        "file": _file_name(cfg.get("file", _MISSING), _sub(field, "file")),
+        "file": check_file_name(cfg.get("file", MISSING), field_path(field, "file")),
         "time_column": time_column,
         "size_column": size_column,
         "type_column": type_column,
-        "type_map": _type_map(cfg.get("type_map", {"1": "I", "0": "P"}), _sub(field, "type_map")),
-        "time_unit": _choice(cfg.get("time_unit", "s"), _sub(field, "time_unit"), _TIME_UNITS),
-        "size_unit": _choice(
-            cfg.get("size_unit", "bytes"), _sub(field, "size_unit"), ("bytes", "bits")
+        "type_map": _type_map(cfg.get("type_map", {"1": "I", "0": "P"}), field_path(field, "type_map")),
+        "time_unit": check_choice(cfg.get("time_unit", "s"), field_path(field, "time_unit"), TIME_UNITS),
+        "size_unit": check_choice(
+            cfg.get("size_unit", "bytes"), field_path(field, "size_unit"), ("bytes", "bits")
         ),
-        "delimiter": _delimiter(cfg.get("delimiter", "whitespace"), _sub(field, "delimiter")),
-        "header": _header(cfg, field, (time_column, size_column, type_column)),
-        "loop": _boolean(cfg.get("loop", True), _sub(field, "loop")),
+        "delimiter": check_delimiter(cfg.get("delimiter", "whitespace"), field_path(field, "delimiter")),
+        "header": check_header(cfg, field, (time_column, size_column, type_column)),
+        "loop": check_bool(cfg.get("loop", True), field_path(field, "loop")),
         "priority": _keyed(
-            cfg.get("priority", {}), _sub(field, "priority"), _FRAME_PRIORITY, _priority
+            cfg.get("priority", {}), field_path(field, "priority"), _FRAME_PRIORITY, _priority
         ),
-        "weight": _keyed(cfg.get("weight", {}), _sub(field, "weight"), _FRAME_WEIGHT, _weight),
-        "default_type": _choice(
-            cfg.get("default_type", "P"), _sub(field, "default_type"), _FRAME_TYPES
+        "weight": _keyed(cfg.get("weight", {}), field_path(field, "weight"), _FRAME_WEIGHT, _weight),
+        "default_type": check_choice(
+            cfg.get("default_type", "P"), field_path(field, "default_type"), _FRAME_TYPES
         ),
         **_common(cfg, field, 200.0),
     }
 
 
 def _normalize_explicit(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
-    _check_keys(cfg, field, ("type", "blocks", "start_s"))
-    blocks_field = _sub(field, "blocks")
-    raw = cfg.get("blocks", _MISSING)
+    check_keys(cfg, field, ("type", "blocks", "start_s"))
+    blocks_field = field_path(field, "blocks")
+    raw = cfg.get("blocks", MISSING)
     if not isinstance(raw, (list, tuple)) or not raw:
         raise ScenarioError(blocks_field, raw, "a non-empty list of block mappings")
     blocks = []
     for i, item in enumerate(raw):
         where = f"{blocks_field}[{i}]"
-        block = _mapping(item, where, "a mapping with arrival_ms, size_bytes and deadline_ms")
-        _check_keys(
+        block = check_mapping(item, where, "a mapping with arrival_ms, size_bytes and deadline_ms")
+        check_keys(
             block, where, ("arrival_ms", "size_bytes", "deadline_ms", "priority", "weight", "kind")
         )
-        arrival = _ms(block.get("arrival_ms", _MISSING), _sub(where, "arrival_ms"))
+        arrival = _ms(block.get("arrival_ms", MISSING), field_path(where, "arrival_ms"))
         blocks.append(
             {
                 "arrival_ms": arrival,
-                "size_bytes": _integer(
-                    block.get("size_bytes", _MISSING),
-                    _sub(where, "size_bytes"),
+                "size_bytes": check_integer(
+                    block.get("size_bytes", MISSING),
+                    field_path(where, "size_bytes"),
                     lo=1,
                     hi=_MAX_FRAME_BYTES,
                 ),
-                "deadline_ms": _number(
-                    block.get("deadline_ms", _MISSING),
-                    _sub(where, "deadline_ms"),
+                "deadline_ms": check_number(
+                    block.get("deadline_ms", MISSING),
+                    field_path(where, "deadline_ms"),
                     lo=arrival,
                     hi=_MAX_MS,
                     what="an absolute deadline in ms, not before arrival_ms,",
                 ),
-                "priority": _priority(block.get("priority", 0), _sub(where, "priority")),
-                "weight": _weight(block.get("weight", 1.0), _sub(where, "weight")),
-                "kind": _text(block.get("kind", "block"), _sub(where, "kind")),
+                "priority": _priority(block.get("priority", 0), field_path(where, "priority")),
+                "weight": _weight(block.get("weight", 1.0), field_path(where, "weight")),
+                "kind": check_text(block.get("kind", "block"), field_path(where, "kind")),
             }
         )
     return {
         "type": "explicit",
         "blocks": blocks,
-        "start_s": _seconds(cfg.get("start_s", 0.0), _sub(field, "start_s")),
+        "start_s": check_seconds(cfg.get("start_s", 0.0), field_path(field, "start_s")),
     }
 
 
@@ -719,8 +721,8 @@ def generate_workload(
         a block arriving at or after the end is an error rather than dropped.
     """
     cfg = normalize_workload(config, "workload")
-    duration = _seconds(duration_s, "duration_s", positive=True)
-    end_ns = _to_ns(duration)
+    duration = check_seconds(duration_s, "duration_s", positive=True)
+    end_ns = to_ns(duration)
     kind = cfg["type"]
     if kind == "avc":
         table = _generate_avc(cfg, end_ns, rng)
@@ -792,7 +794,7 @@ def _generate_avc(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) ->
     fps = cfg["fps"]
     gop = cfg["gop"]
     ratio = cfg["size_ratio"]
-    arrival = _grid(_to_ns(cfg["start_s"]), end_ns, 1e9 / fps)
+    arrival = _grid(to_ns(cfg["start_s"]), end_ns, 1e9 / fps)
     index = np.arange(arrival.size)
     kinds = np.array(list(gop), dtype=object)[index % len(gop)]
     gop_bytes = cfg["bitrate_mbps"] * 1e6 / 8 * len(gop) / fps
@@ -814,7 +816,7 @@ def _generate_svc(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) ->
     fps = cfg["fps"]
     shares = np.array(cfg["layer_share"])
     layers = shares.size
-    frames = _grid(_to_ns(cfg["start_s"]), end_ns, 1e9 / fps)
+    frames = _grid(to_ns(cfg["start_s"]), end_ns, 1e9 / fps)
     _check_budget(frames.size * layers)
     frame_bytes = cfg["bitrate_mbps"] * 1e6 / 8 / fps
     factors = _size_factors(rng, cfg["size_cv"], frames.size)
@@ -834,7 +836,7 @@ def _generate_svc(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) ->
 
 def _generate_web(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) -> BlockTable:
     bursts = np.array(cfg["bursts"])
-    pages = _grid(_to_ns(cfg["start_s"]), end_ns, cfg["page_interval_s"] * 1e9)
+    pages = _grid(to_ns(cfg["start_s"]), end_ns, cfg["page_interval_s"] * 1e9)
     count = pages.size * int(bursts.sum())
     _check_budget(count)
     releases = pages[:, None] + np.arange(bursts.size) * round(cfg["burst_gap_ms"] * 1e6)
@@ -861,7 +863,7 @@ def _generate_web(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) ->
 def _generate_bulk(cfg: dict[str, Any], end_ns: int) -> BlockTable:
     rate_bps = round(cfg["rate_mbps"] * 1e6)
     step = cfg["chunk_bytes"] * 8e9 / rate_bps
-    arrival = _grid(_to_ns(cfg["start_s"]), end_ns, step, first=1)
+    arrival = _grid(to_ns(cfg["start_s"]), end_ns, step, first=1)
     count = arrival.size
     return BlockTable(
         arrival,
@@ -908,9 +910,9 @@ def _parse_frames(
     numbers: list[int] = []
     time_cells: list[str] = []
     bound = _MAX_FRAME_BYTES * (8 if size_unit == "bits" else 1)
-    for number, cells in _rows(path, lines, delimiter, header, columns):
-        times.append(_cell_time_ns(path, number, cells["time_column"], time_unit))
-        size = _cell_number(path, number, cells["size_column"], "frame size")
+    for number, cells in table_rows(path, lines, delimiter, header, columns):
+        times.append(cell_time_ns(path, number, cells["time_column"], time_unit))
+        size = cell_number(path, number, cells["size_column"], "frame size")
         if not 0 < size <= bound:
             raise TraceError(
                 path,
@@ -932,7 +934,7 @@ def _parse_frames(
             )
         numbers.append(number)
         time_cells.append(cells["time_column"])
-    offsets, interval = _timeline(path, times, numbers, time_cells, "frame")
+    offsets, interval = sample_timeline(path, times, numbers, time_cells, "frame")
     size_array = np.array(sizes, dtype=np.int64)
     type_array = np.array(types, dtype=object)
     for array in (offsets, size_array, type_array):
@@ -941,8 +943,8 @@ def _parse_frames(
 
 
 def _generate_frames(cfg: dict[str, Any], end_ns: int, base_dir: Path | None) -> BlockTable:
-    trace = _cached(
-        _resolve(cfg["file"], base_dir),
+    trace = cached_parse(
+        resolve_file(cfg["file"], base_dir),
         _parse_frames,
         cfg["time_column"],
         cfg["size_column"],
@@ -954,7 +956,7 @@ def _generate_frames(cfg: dict[str, Any], end_ns: int, base_dir: Path | None) ->
         cfg["header"],
         cfg["default_type"],
     )
-    start = _to_ns(cfg["start_s"])
+    start = to_ns(cfg["start_s"])
     period = int(trace.offset_ns[-1]) + trace.interval_ns
     repeats = max(0, -(-(end_ns - start) // period)) if cfg["loop"] else 1
     frames = trace.offset_ns.size
@@ -976,7 +978,7 @@ def _generate_frames(cfg: dict[str, Any], end_ns: int, base_dir: Path | None) ->
 
 
 def _generate_explicit(cfg: dict[str, Any], end_ns: int) -> BlockTable:
-    start = _to_ns(cfg["start_s"])
+    start = to_ns(cfg["start_s"])
     blocks = cfg["blocks"]
     arrival = np.array([start + round(b["arrival_ms"] * 1e6) for b in blocks], dtype=np.int64)
     late = np.flatnonzero(arrival >= end_ns)
