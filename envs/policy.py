@@ -21,8 +21,6 @@ __all__ = ["WAIT", "Observation", "Policy", "DecidingPolicy"]
 WAIT: int = _core.WAIT
 """The action that leaves the deciding path idle until something changes."""
 
-_CANCELLED = 2  # MPS_BLK_CANCELLED in envs/core/sim.h
-
 
 class Observation:
     """Live, read-only view of the sender at the current decision point.
@@ -161,7 +159,7 @@ class Observation:
 
     @property
     def cancelled(self) -> np.ndarray:
-        return (self._flags[: self.n_arrived] & _CANCELLED) != 0
+        return (self._flags[: self.n_arrived] & _core.FLAG_CANCELLED) != 0
 
     @property
     def in_recovery(self) -> np.ndarray:

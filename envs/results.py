@@ -35,7 +35,6 @@ from .episode import Episode
 __all__ = ["EpisodeResult", "SUMMARY_KEYS"]
 
 _NS = 1e9
-_CANCELLED = 2
 
 SUMMARY_KEYS: tuple[str, ...] = (
     "n_blocks",
@@ -114,7 +113,7 @@ class EpisodeResult:
         deadline = bt.deadline_ns
         completed = completion >= 0
         on_time = completed & (completion <= deadline)
-        cancelled = (v("flags") & _CANCELLED) != 0
+        cancelled = (v("flags") & _core.FLAG_CANCELLED) != 0
         sent = v("bytes_sent")
         recv = v("recv_bytes")
         dup = v("duplicate_bytes")

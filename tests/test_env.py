@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import mpsched.envs  # noqa: F401  (registers the environment)
-from mpsched.envs import ENV_ID, ActionError
+from mpsched.envs import ENV_ID, ActionError, _core
 from mpsched.envs.env import MultipathDeadlineEnv, observation_layout
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
 
@@ -56,7 +56,7 @@ def test_episode_reward_is_weighted_on_time_blocks() -> None:
         assert not truncated
         total += reward
     sim = env.sim
-    on_time = (np.asarray(sim.view("flags")) & 8) != 0
+    on_time = (np.asarray(sim.view("flags")) & _core.FLAG_ON_TIME) != 0
     assert total == pytest.approx(float(np.asarray(sim.view("weight"))[on_time].sum()))
     assert total > 0
     with pytest.raises(RuntimeError, match="reset"):

@@ -218,6 +218,7 @@ typedef struct {
     /* observation buffers bound by bind_obs() and written by every obs_step() */
     Py_buffer obs, mask, slots;
     int obs_bound, K, Pmax, invalid_as_wait;
+    int busy; /* set while the GIL is released around this Sim */
 } SimObject;
 
 static void release_obs(SimObject *self) {
@@ -393,12 +394,18 @@ done:
     return rc;
 }
 
-#define SIM_READY(self)                                                      \
-    do {                                                                     \
-        if (!(self)->sim) {                                                  \
-            PyErr_SetString(PyExc_RuntimeError, "Sim is not initialized");   \
-            return NULL;                                                     \
-        }                                                                    \
+/* Every method checks that the Sim exists and is not being run by another thread:
+ * run() and Batch.step() release the GIL while the core works. */
+#define SIM_READY(self)                                                                    \
+    do {                                                                                   \
+        if (!(self)->sim) {                                                                \
+            PyErr_SetString(PyExc_RuntimeError, "Sim is not initialized");                 \
+            return NULL;                                                                   \
+        }                                                                                  \
+        if ((self)->busy) {                                                                \
+            PyErr_SetString(PyExc_RuntimeError, "Sim is being run by another thread");      \
+            return NULL;                                                                   \
+        }                                                                                  \
     } while (0)
 
 static PyObject *Sim_reset(PyObject *obj, PyObject *arg) {
@@ -492,8 +499,10 @@ static PyObject *Sim_run(PyObject *obj, PyObject *arg) {
     memset(&self->policy, 0, sizeof self->policy);
     self->policy.id = id;
     int rc;
+    self->busy = 1;
     Py_BEGIN_ALLOW_THREADS rc = mps_run(self->sim, &self->policy);
-    Py_END_ALLOW_THREADS if (rc != 0) return core_error(self->sim);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (rc != 0) return core_error(self->sim);
     Py_RETURN_NONE;
 }
 
@@ -764,6 +773,7 @@ typedef struct {
     Py_ssize_t dim;
     Py_buffer obs, mask, slots, rewards, dones;
     int bound;
+    int busy; /* set while step() runs without the GIL */
 } BatchObject;
 
 static void Batch_dealloc(PyObject *obj) {
@@ -785,6 +795,10 @@ static void Batch_dealloc(PyObject *obj) {
 static int check_sim(PyObject *o, int Pmax, Py_ssize_t i) {
     if (!PyObject_TypeCheck(o, &SimType) || !((SimObject *)o)->sim) {
         PyErr_Format(PyExc_TypeError, "sims[%zd]: expected an initialized Sim", i);
+        return -1;
+    }
+    if (((SimObject *)o)->busy) {
+        PyErr_Format(PyExc_RuntimeError, "sims[%zd] is being run by another thread", i);
         return -1;
     }
     if (((SimObject *)o)->sim->n_paths > Pmax) {
@@ -844,11 +858,20 @@ fail1:
     return -1;
 }
 
-static int batch_index(BatchObject *self, PyObject *arg, Py_ssize_t *i) {
+static int batch_usable(BatchObject *self) {
     if (!self->sims) {
         PyErr_SetString(PyExc_RuntimeError, "Batch is not initialized");
         return -1;
     }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Batch is being stepped by another thread");
+        return -1;
+    }
+    return 0;
+}
+
+static int batch_index(BatchObject *self, PyObject *arg, Py_ssize_t *i) {
+    if (batch_usable(self) != 0) return -1;
     *i = PyLong_AsSsize_t(arg);
     if (*i == -1 && PyErr_Occurred()) return -1;
     if (*i < 0 || *i >= self->n) {
@@ -890,10 +913,7 @@ static PyObject *Batch_step(PyObject *obj, PyObject *args) {
     PyObject *a;
     int invalid_as_wait;
     if (!PyArg_ParseTuple(args, "Op", &a, &invalid_as_wait)) return NULL;
-    if (!self->sims) {
-        PyErr_SetString(PyExc_RuntimeError, "Batch is not initialized");
-        return NULL;
-    }
+    if (batch_usable(self) != 0) return NULL;
     Py_buffer ab;
     Py_ssize_t as[1] = {self->n};
     if (get_array(a, 'q', 1, as, 0, "actions", &ab) != 0) return NULL;
@@ -913,6 +933,15 @@ static PyObject *Batch_step(PyObject *obj, PyObject *args) {
             return NULL;
         }
     }
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        if (((SimObject *)self->sims[i])->busy) {
+            PyBuffer_Release(&ab);
+            PyErr_Format(PyExc_RuntimeError, "sims[%zd] is being run by another thread", i);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < self->n; i++) ((SimObject *)self->sims[i])->busy = 1;
+    self->busy = 1;
     Py_ssize_t finished = 0, failed = -1;
     float *obs = (float *)self->obs.buf;
     uint8_t *mask = (uint8_t *)self->mask.buf;
@@ -929,7 +958,9 @@ static PyObject *Batch_step(PyObject *obj, PyObject *args) {
         }
         finished += done[i];
     }
-    Py_END_ALLOW_THREADS PyBuffer_Release(&ab);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    for (Py_ssize_t i = 0; i < self->n; i++) ((SimObject *)self->sims[i])->busy = 0;
+    PyBuffer_Release(&ab);
     if (failed >= 0) return core_error(((SimObject *)self->sims[failed])->sim);
     return PyLong_FromSsize_t(finished);
 }
@@ -988,7 +1019,13 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyModule_AddObjectRef(m, "Batch", (PyObject *)&BatchType) < 0 ||
         PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0 || PyModule_AddIntConstant(m, "WAIT", MPS_WAIT) < 0 ||
         PyModule_AddIntConstant(m, "MAX_PATHS", MPS_MAX_PATHS) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_SLOTS", 64) < 0) {
+        PyModule_AddIntConstant(m, "MAX_SLOTS", 64) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_ARRIVED", MPS_BLK_ARRIVED) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_CANCELLED", MPS_BLK_CANCELLED) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_COMPLETE", MPS_BLK_COMPLETE) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_ON_TIME", MPS_BLK_ON_TIME) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_ACKED", MPS_BLK_ACKED) < 0 ||
+        PyModule_AddIntConstant(m, "FLAG_SENT", MPS_BLK_SENT) < 0) {
         Py_DECREF(m);
         return NULL;
     }
