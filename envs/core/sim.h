@@ -180,7 +180,6 @@ typedef struct mps_sim mps_sim;
 typedef struct mps_policy {
     int32_t id;
     int64_t cursor; /* scratch state, reset with the episode */
-    double params[16];
 } mps_policy;
 
 struct mps_sim {
