@@ -76,7 +76,7 @@ _INT32_MIN = int(np.iinfo(np.int32).min)
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _MAX_MS = 1e12
 _MAX_MBPS = 1e6
-_MAX_FRAME_BYTES = 10**12
+_MAX_FRAME_BYTES = 2**31 - 1  # the simulator core's largest block (docs/model.md section 1)
 _FRAME_TYPES = ("I", "P", "B")
 _FRAME_PRIORITY = {"I": 2, "P": 1, "B": 0}
 _FRAME_WEIGHT = {"I": 3.0, "P": 2.0, "B": 1.0}
@@ -149,7 +149,7 @@ class BlockTable:
             if column.size != arrival.size:
                 raise ValueError(f"{name} has {column.size} rows but arrival_ns has {arrival.size}")
         _require(arrival >= 0, "arrival_ns", arrival, ">= 0")
-        _require(size >= 1, "size_bytes", size, ">= 1")
+        _require((size >= 1) & (size <= _MAX_FRAME_BYTES), "size_bytes", size, "in [1, 2^31 - 1]")
         _require(deadline >= arrival, "deadline_ns", deadline, ">= arrival_ns of the same row")
         _require(
             (priority >= _INT32_MIN) & (priority <= _INT32_MAX),
