@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _core
 from .errors import ScenarioError
-from .scenario import Scenario
+from .scenario import CrossFlowSpec, LossSpec, PathSpec, Scenario
 from .traces import BandwidthSchedule, build_bandwidth
 from .workloads import BlockTable, generate_workload
 
@@ -26,26 +26,36 @@ _NS_PER_S = 1_000_000_000
 _MAX_TIME_NS = 1 << 62
 
 
-def loss_threshold(loss: float) -> int:
-    """Integer threshold of the core's i.i.d. loss test (docs/model.md section 1)."""
-    return int(round(loss * 2**53))
+def loss_threshold(probability: float) -> int:
+    """Integer threshold of the core's loss draws (docs/model.md section 1)."""
+    return int(round(probability * 2**53))
 
 
-def _ring_capacity(schedule: BandwidthSchedule, rtt_ns: int, queue_bytes: int, cwnd_bytes: int,
-                   packet_bytes: int) -> int:
-    """Bound on unresolved packets of a path, sized so that it does not bind in practice.
+def _ring_capacity(peak_bps: int, rtt_ns: int, queue_bytes: int, cwnd_bytes: int, packet_bytes: int) -> int:
+    """Bound on unresolved packets of a subflow, sized so that it does not bind in practice.
 
-    Four times what the path can hold at its peak rate over the base RTT, plus its queue
-    and initial window, in packets of the typical size; a power of two in [256, 2^20].
+    Four times what the bottleneck can hold at its peak rate over the base RTT, plus its
+    queue and the initial window, in packets of the typical size; a power of two in
+    [256, 2^20].
     """
-    in_flight = schedule.peak_bps() / 8.0 * rtt_ns / _NS_PER_S + queue_bytes + cwnd_bytes
+    in_flight = peak_bps / 8.0 * rtt_ns / _NS_PER_S + queue_bytes + cwnd_bytes
     packets = 4.0 * in_flight / packet_bytes + 64.0
     return int(min(1 << 20, max(256, 1 << math.ceil(math.log2(packets)))))
 
 
+def _loss_fields(loss: LossSpec) -> dict[str, Any]:
+    return {
+        "loss_model": loss.model,
+        "loss_threshold": loss_threshold(loss.rate),
+        "ge_p_threshold": loss_threshold(loss.p) if loss.model == "gilbert_elliott" else 0,
+        "ge_r_threshold": loss_threshold(loss.r) if loss.model == "gilbert_elliott" else 0,
+        "ge_bad_loss_threshold": loss_threshold(loss.loss_bad) if loss.model == "gilbert_elliott" else 0,
+    }
+
+
 @dataclass(frozen=True)
 class Episode:
-    """Everything one episode needs: the scenario, its block table and bandwidths.
+    """Everything one episode needs: the scenario, its block table and bottlenecks.
 
     Attributes
     ----------
@@ -54,20 +64,28 @@ class Episode:
         The episode seed it was built from.
     blocks : BlockTable
         Sorted by arrival; row ``b`` is block ``b`` of the core.
-    schedules : tuple of BandwidthSchedule
-        One per path.
+    link_schedules : tuple of BandwidthSchedule
+        Bandwidth of each bottleneck: the scenario's shared links, then one per path
+        that has its own.
+    link_queues : tuple of int
+        Drop-tail limit of each bottleneck.
+    path_links, cross_links : tuple of int
+        Bottleneck index of each path and cross flow.
     core_seed : int
         Seed of the core's random streams (64 bits).
     end_ns : int
         Horizon of the simulation.
     ring_capacities : tuple of int
-        Per-path bound on unresolved packets (docs/model.md section 7).
+        Per-subflow bound on unresolved packets (docs/model.md section 7), paths first.
     """
 
     scenario: Scenario
     seed: int
     blocks: BlockTable
-    schedules: tuple[BandwidthSchedule, ...]
+    link_schedules: tuple[BandwidthSchedule, ...]
+    link_queues: tuple[int, ...]
+    path_links: tuple[int, ...]
+    cross_links: tuple[int, ...]
     core_seed: int
     end_ns: int
     ring_capacities: tuple[int, ...]
@@ -76,33 +94,55 @@ class Episode:
     def duration_ns(self) -> int:
         return int(round(self.scenario.duration_s * _NS_PER_S))
 
+    @property
+    def path_schedules(self) -> tuple[BandwidthSchedule, ...]:
+        """The bandwidth of each path's bottleneck."""
+        return tuple(self.link_schedules[k] for k in self.path_links)
+
     def core_inputs(self) -> dict[str, Any]:
         """Keyword arguments of :class:`mpsched.envs._core.Sim` (docs/model.md section 1)."""
         sc = self.scenario
         t = sc.transport
-        paths = []
-        for spec, sched, ring in zip(sc.paths, self.schedules, self.ring_capacities):
-            paths.append({
+        common = {
+            "initial_cwnd_bytes": t.initial_cwnd_packets * t.mss_bytes,
+            "min_rto_ns": int(round(t.min_rto_ms * 1e6)),
+            "max_rto_ns": int(round(t.max_rto_s * _NS_PER_S)),
+        }
+
+        def subflow(spec: PathSpec | CrossFlowSpec, link: int, ring: int) -> dict[str, Any]:
+            return {
+                "link": link,
                 "fwd_delay_ns": int(round(spec.fwd_delay_s * _NS_PER_S)),
                 "rev_delay_ns": int(round(spec.rev_delay_s * _NS_PER_S)),
-                "queue_bytes": int(spec.queue_bytes),
-                "loss_threshold": loss_threshold(spec.loss),
+                **_loss_fields(spec.loss),
                 "cc": spec.cc,
-                "initial_cwnd_bytes": t.initial_cwnd_packets * t.mss_bytes,
-                "min_rto_ns": int(round(t.min_rto_ms * 1e6)),
-                "max_rto_ns": int(round(t.max_rto_s * _NS_PER_S)),
-                "bw_start_ns": sched.start_ns,
-                "bw_rate_bps": sched.rate_bps,
-                "bw_cycle_ns": int(sched.cycle_ns),
                 "ring_capacity": ring,
-            })
+                **common,
+            }
+
+        P = len(sc.paths)
+        paths = [subflow(p, k, r) for p, k, r in zip(sc.paths, self.path_links, self.ring_capacities)]
+        cross = []
+        for c, k, r in zip(sc.cross_traffic, self.cross_links, self.ring_capacities[P:]):
+            d = subflow(c, k, r)
+            d["start_ns"] = int(round(c.start_s * _NS_PER_S))
+            d["stop_ns"] = _MAX_TIME_NS if c.stop_s is None else int(round(c.stop_s * _NS_PER_S))
+            cross.append(d)
         b = self.blocks
         return {
             "mss_bytes": t.mss_bytes,
             "header_bytes": t.header_bytes,
             "end_ns": self.end_ns,
             "seed": self.core_seed,
+            "receiver": sc.receiver.type,
+            "rbuf_bytes": sc.receiver.rbuf_bytes,
+            "links": [
+                {"queue_bytes": int(q), "bw_start_ns": s.start_ns, "bw_rate_bps": s.rate_bps,
+                 "bw_cycle_ns": int(s.cycle_ns)}
+                for s, q in zip(self.link_schedules, self.link_queues)
+            ],
             "paths": paths,
+            "cross": cross,
             "blocks": {
                 "arrival_ns": b.arrival_ns,
                 "size_bytes": b.size_bytes,
@@ -139,7 +179,20 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
         scenario.workload, scenario.duration_s, np.random.default_rng(workload_seq), scenario.base_dir
     ).sorted_by_arrival()
     trace_rng = np.random.default_rng(trace_seq)
-    schedules = tuple(build_bandwidth(p.bandwidth, scenario.base_dir, trace_rng) for p in scenario.paths)
+    # bottlenecks: the shared links in order, then the own link of each path without one
+    bandwidths = [x.bandwidth for x in scenario.links]
+    queues = [x.queue_bytes for x in scenario.links]
+    index = {x.name: k for k, x in enumerate(scenario.links)}
+    path_links = []
+    for p in scenario.paths:
+        if p.link is not None:
+            path_links.append(index[p.link])
+        else:
+            path_links.append(len(bandwidths))
+            bandwidths.append(p.bandwidth)
+            queues.append(p.queue_bytes)
+    schedules = tuple(build_bandwidth(bw, scenario.base_dir, trace_rng) for bw in bandwidths)
+    cross_links = tuple(index[c.link] for c in scenario.cross_traffic)
     core_seed = int(core_seq.generate_state(1, dtype=np.uint64)[0])
 
     duration_ns = int(round(scenario.duration_s * _NS_PER_S))
@@ -152,9 +205,12 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
 
     t = scenario.transport
     packet = min(t.mss_bytes, max(1, int(np.median(blocks.size_bytes)))) + t.header_bytes
+    subflows = [(p, k) for p, k in zip(scenario.paths, path_links)]
+    subflows += [(c, k) for c, k in zip(scenario.cross_traffic, cross_links)]
     rings = tuple(
-        _ring_capacity(sched, int(round(p.rtt_s * _NS_PER_S)), p.queue_bytes,
+        _ring_capacity(schedules[k].peak_bps(), int(round(f.rtt_s * _NS_PER_S)), queues[k],
                        t.initial_cwnd_packets * t.mss_bytes, packet)
-        for p, sched in zip(scenario.paths, schedules)
+        for f, k in subflows
     )
-    return Episode(scenario, int(seed), blocks, schedules, core_seed, end_ns, rings)
+    return Episode(scenario, int(seed), blocks, schedules, tuple(queues), tuple(path_links), cross_links,
+                   core_seed, end_ns, rings)

@@ -6,8 +6,9 @@ nothing from :mod:`mpsched` (standard library only). Section numbers in the comm
 ("§7.3 step 5") refer to ``docs/model.md``.
 
 Public API: :func:`run_reference` and the constant :data:`WAIT`. The helpers
-:func:`splitmix64`, :class:`Xoshiro256ss` and :class:`Bandwidth` are exposed for the
-unit tests of this module.
+:func:`splitmix64`, :class:`Xoshiro256ss`, :class:`Bandwidth`, :func:`icbrt`,
+:func:`trunc_div`, :class:`CubicState`, :func:`cubic_increase`, :func:`lia_increase` and
+:func:`olia_increase` are exposed for the unit tests of this module.
 """
 
 from __future__ import annotations
@@ -16,7 +17,20 @@ import math
 from bisect import bisect_right
 from collections import OrderedDict, deque
 
-__all__ = ["WAIT", "NEVER", "run_reference", "splitmix64", "Xoshiro256ss", "Bandwidth"]
+__all__ = [
+    "NEVER",
+    "WAIT",
+    "Bandwidth",
+    "CubicState",
+    "Xoshiro256ss",
+    "cubic_increase",
+    "icbrt",
+    "lia_increase",
+    "olia_increase",
+    "run_reference",
+    "splitmix64",
+    "trunc_div",
+]
 
 WAIT = -1
 NEVER = math.inf  # §3: a time larger than any end_ns (compares exactly with Python ints)
@@ -34,7 +48,12 @@ HOLE = "HOLE"
 REC_NONE, REC_FAST, REC_RTO = "NONE", "FAST", "RTO"
 
 # Event classes (§8), in tie-break order.
-EV_RECEIVE, EV_ACK, EV_LINK, EV_ARRIVAL, EV_RTO = 0, 1, 2, 3, 4
+EV_RECEIVE, EV_ACK, EV_LINK, EV_ARRIVAL, EV_START, EV_RTO = 0, 1, 2, 3, 4, 5
+
+PATH_CCS = ("ideal", "newreno", "cubic", "lia", "olia")
+# §1 forbids "ideal" for cross flows; lia and olia couple *paths* only (§7.9, §7.10), so
+# the coupled increase of a cross flow is not defined by the page: refused too.
+CROSS_CCS = ("newreno", "cubic")
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -42,7 +61,7 @@ def ceil_div(a: int, b: int) -> int:
     return (a + b - 1) // b
 
 
-def clamp(x: int, lo: int, hi: int) -> int:
+def clamp(x, lo, hi):
     return min(max(x, lo), hi)
 
 
@@ -63,13 +82,13 @@ def rotl64(x: int, k: int) -> int:
 
 
 class Xoshiro256ss:
-    """xoshiro256** (§5). ``Xoshiro256ss.for_path(seed, j)`` is path j's stream."""
+    """xoshiro256** (§5). ``Xoshiro256ss.for_subflow(seed, j)`` is subflow j's stream."""
 
     def __init__(self, s0: int, s1: int, s2: int, s3: int):
         self.s = [s0 & MASK64, s1 & MASK64, s2 & MASK64, s3 & MASK64]
 
     @classmethod
-    def for_path(cls, seed: int, j: int) -> "Xoshiro256ss":
+    def for_subflow(cls, seed: int, j: int) -> Xoshiro256ss:
         # §5: four consecutive splitmix64 outputs started at seed + (j + 1) * gamma.
         state = (seed + (j + 1) * GOLDEN_GAMMA) & MASK64
         words = []
@@ -91,12 +110,16 @@ class Xoshiro256ss:
         self.s = [s0, s1, s2, s3]
         return result
 
+    def below(self, h: int) -> bool:
+        """§4: one draw ``x``; "below h" means ``(x >> 11) < h``."""
+        return (self.next() >> 11) < h
+
 
 # --------------------------------------------------------------------------- §3 bandwidth
 
 
 class Bandwidth:
-    """The piecewise-constant rate of one path and the service-time algorithm (§3)."""
+    """The piecewise-constant rate of one link and the service-time algorithm (§3)."""
 
     def __init__(self, starts: list[int], rates: list[int], cycle: int):
         self.starts = starts
@@ -149,6 +172,141 @@ class Bandwidth:
             t = e
 
 
+# --------------------------------------------------------------------------- §7.8-7.10
+
+
+def icbrt(x: int) -> int:
+    """§7.8: the largest integer ``y`` with ``y**3 <= x`` (``x >= 0``), by bisection."""
+    lo, hi = 0, 1 << ((x.bit_length() + 2) // 3)  # hi**3 >= 2**bit_length > x
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if mid**3 <= x:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def trunc_div(a: int, b: int) -> int:
+    """§7.8: ``a / b`` rounded toward zero (``b > 0``)."""
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
+class CubicState:
+    """§7.8 controller state (bytes or µs)."""
+
+    def __init__(self):
+        self.w_max = 0
+        self.k_us = 0
+        self.origin = 0
+        self.epoch_start = -1
+        self.w_est = 0
+        self.est_acc = 0
+        self.cub_acc = 0
+
+
+def cubic_increase(st: CubicState, cwnd: int, s: int, t: int, srtt: int, mss: int) -> int:
+    """§7.8 congestion avoidance for ``s`` bytes at time ``t``; returns the new cwnd."""
+    if st.epoch_start < 0:
+        st.epoch_start = t
+        if cwnd < st.w_max:
+            st.k_us = icbrt((st.w_max - cwnd) * 25 * 10**17 // mss)
+            st.origin = st.w_max
+        else:
+            st.k_us = 0
+            st.origin = cwnd
+        st.w_est = cwnd
+        st.est_acc = 0
+        st.cub_acc = 0
+    t_us = (t - st.epoch_start + srtt) // 1000  # W_cubic(t + RTT)
+    d = clamp(t_us - st.k_us, -10**9, 10**9)
+    target = st.origin + trunc_div(4 * mss * d**3, 10**19)  # C (t - K)^3 + W_max
+    target = clamp(target, cwnd, cwnd + cwnd // 2)
+    st.cub_acc += (target - cwnd) * s
+    inc = st.cub_acc // cwnd
+    st.cub_acc -= inc * cwnd
+    st.est_acc += 9 * s * mss
+    inc2 = st.est_acc // (17 * cwnd)
+    st.est_acc -= inc2 * 17 * cwnd
+    st.w_est += inc2  # Reno-friendly estimate, alpha = 9/17
+    cwnd += inc
+    cwnd = max(cwnd, st.w_est)
+    return cwnd
+
+
+def cubic_reduce(st: CubicState, cwnd: int, mss: int) -> int:
+    """§7.8 decrease and timeout, common part; returns ssthresh."""
+    st.epoch_start = -1
+    if cwnd < st.w_max:
+        st.w_max = cwnd * 17 // 20  # fast convergence
+    else:
+        st.w_max = cwnd
+    return max(cwnd * 7 // 10, 2 * mss)
+
+
+def lia_increase(cwnds: list[int], srtts: list[int], i: int, s: int, mss: int,
+                 acc: float) -> tuple[int, float]:
+    """§7.9 congestion avoidance of the ``i``-th path of S for ``s`` bytes.
+
+    ``cwnds`` and ``srtts`` are those of the coupled set S in index order and ``acc`` is
+    ``lia_acc_i``. Returns ``(whole, new lia_acc_i)``: cwnd_i grows by ``whole``. Every
+    operation is one binary64 operation in the order written on the page.
+    """
+    rtts = [float(max(x, 1)) for x in srtts]
+    cw = [float(x) for x in cwnds]
+    tot = 0.0
+    for c in cw:
+        tot = tot + c
+    best = max(c / (r * r) for c, r in zip(cw, rtts))
+    den = 0.0
+    for c, r in zip(cw, rtts):
+        den = den + c / r
+    alpha = tot * best / (den * den)
+    fs, fmss = float(s), float(mss)
+    inc = min(alpha * fs * fmss / tot, fs * fmss / cw[i])
+    acc = acc + inc
+    whole = math.floor(acc)
+    acc = acc - whole
+    return whole, acc
+
+
+def olia_increase(cwnds: list[int], srtts: list[int], l1s: list[int], l2s: list[int],
+                  r: int, s: int, mss: int, acc: float) -> tuple[int, float]:
+    """§7.10 congestion avoidance of the ``r``-th path of S for ``s`` bytes.
+
+    The lists are those of the coupled set S in index order and ``acc`` is
+    ``olia_acc_r``. Returns ``(new cwnd_r, new olia_acc_r)``.
+    """
+    n = len(cwnds)
+    rtts = [float(max(x, 1)) for x in srtts]
+    cw = [float(x) for x in cwnds]
+    biggest = max(cwnds)
+    m_set = {k for k in range(n) if cwnds[k] == biggest}  # exact comparison
+    q = []
+    for k in range(n):
+        lk = float(max(l1s[k], l2s[k]))
+        q.append(lk * lk / rtts[k])
+    best_q = max(q)
+    b_set = {k for k in range(n) if q[k] == best_q}  # exact comparison
+    x_set = b_set - m_set
+    if r in x_set:
+        alpha = 1.0 / (n * len(x_set))
+    elif x_set and r in m_set:
+        alpha = -1.0 / (n * len(m_set))
+    else:
+        alpha = 0.0
+    den = 0.0
+    for c, rt in zip(cw, rtts):
+        den = den + c / rt
+    fs, fmss = float(s), float(mss)
+    inc = cw[r] / (rtts[r] * rtts[r]) / (den * den) * fs * fmss + alpha * fs * fmss / cw[r]
+    acc = acc + inc
+    whole = math.floor(acc)
+    acc = acc - whole
+    return max(cwnds[r] + whole, mss), acc
+
+
 # --------------------------------------------------------------------------- state
 
 
@@ -179,7 +337,8 @@ class Lane:
 class Block:
     """Sender-side (§7) and receiver-side (§6) state of one block, plus its outputs."""
 
-    def __init__(self, index: int, arrival, size, deadline, priority, weight, mss: int, P: int):
+    def __init__(self, index: int, arrival, size, deadline, priority, weight, *, mss: int,
+                 P: int, piece_off: int):
         self.index = index
         self.arrival_ns = int(arrival)
         self.size = int(size)
@@ -187,8 +346,9 @@ class Block:
         self.priority = int(priority)
         self.weight = float(weight)
         self.mss = mss
-        # §2: n = ceil(S / mss) pieces.
+        # §2: n = ceil(S / mss) pieces; piece i is global piece piece_off + i (§11).
         self.n_pieces = ceil_div(self.size, mss)
+        self.piece_off = piece_off
         # §7 sender state.
         self.arrived = False
         self.cancelled = False
@@ -218,19 +378,15 @@ class Block:
         # except possibly the last one).
         return self.size - min(self.next_new * self.mss, self.size)
 
-    def sendable(self) -> bool:
-        # §7: arrived, not cancelled, and unsent or lost-pending bytes remain.
-        return (
-            self.arrived
-            and not self.cancelled
-            and (self.unsent_bytes() > 0 or self.lost_pending_bytes > 0)
-        )
-
 
 class Packet:
-    """One transmitted packet and its sender-side record (§7.1 step 3)."""
+    """One transmitted packet and its sender-side record (§7.1 step 3).
 
-    def __init__(self, pn, block, piece, size, send_ns, snap_delivered, snap_time):
+    ``block`` and ``piece`` are None for a cross-flow packet (§2).
+    """
+
+    def __init__(self, sf, pn, block, piece, size, send_ns, snap_delivered, snap_time):
+        self.sf = sf
         self.pn = pn
         self.block = block
         self.piece = piece
@@ -242,37 +398,62 @@ class Packet:
         self.hole_since = 0
 
 
-class Path:
-    """Configuration, link (§4), random stream (§5), sender state (§7) and counters."""
+class Link:
+    """One bottleneck (§1, §3, §4): a FIFO server with a drop-tail queue."""
 
-    def __init__(self, j: int, cfg: dict, mss: int, seed: int):
-        self.j = j
-        self.mss = mss
-        self.fwd_delay_ns = int(cfg["fwd_delay_ns"])
-        self.rev_delay_ns = int(cfg["rev_delay_ns"])
+    def __init__(self, k: int, cfg: dict):
+        self.k = k
         self.queue_bytes = int(cfg["queue_bytes"])
-        self.loss_threshold = int(cfg["loss_threshold"])
-        self.cc = str(cfg["cc"])
-        if self.cc not in ("ideal", "newreno"):
-            raise ValueError(f"path {j}: cc must be 'ideal' or 'newreno', got {self.cc!r}")
-        self.min_rto_ns = int(cfg["min_rto_ns"])
-        self.max_rto_ns = int(cfg["max_rto_ns"])
-        self.ring_capacity = int(cfg["ring_capacity"])
         self.bandwidth = Bandwidth(
             [int(x) for x in cfg["bw_start_ns"]],
             [int(x) for x in cfg["bw_rate_bps"]],
             int(cfg["bw_cycle_ns"]),
         )
-        self.rng = Xoshiro256ss.for_path(seed, j)
-
-        # §4 link: the packet in service, when it finishes, and the FIFO of waiting ones.
+        # §4: the packet in service, when it finishes (the §8 link lane), and the FIFO
+        # of waiting packets.
         self.in_service: Packet | None = None
         self.service_end_ns = None
         self.waiting: deque[Packet] = deque()
         self.waiting_bytes = 0
 
-        # §8 lanes of this path (the link lane is in_service/service_end_ns, the RTO
-        # lane is rto_deadline).
+    def idle(self) -> bool:
+        return self.in_service is None and not self.waiting
+
+
+class Subflow:
+    """A path (j < P) or a cross flow (j >= P): configuration, random stream (§5),
+    loss state (§4), sender state (§7), controller state (§7.7-7.10) and counters."""
+
+    def __init__(self, j: int, cfg: dict, link: Link, mss: int, seed: int, cross: bool):
+        self.j = j
+        self.cross = cross
+        self.link = link
+        self.mss = mss
+        self.fwd_delay_ns = int(cfg["fwd_delay_ns"])
+        self.rev_delay_ns = int(cfg["rev_delay_ns"])
+        self.loss_model = str(cfg["loss_model"])
+        if self.loss_model not in ("iid", "gilbert_elliott"):
+            raise ValueError(f"subflow {j}: unknown loss_model {self.loss_model!r}")
+        self.loss_threshold = int(cfg["loss_threshold"])
+        self.ge_p_threshold = int(cfg["ge_p_threshold"])
+        self.ge_r_threshold = int(cfg["ge_r_threshold"])
+        self.ge_bad_loss_threshold = int(cfg["ge_bad_loss_threshold"])
+        self.ge_bad = False  # §4: GOOD at the start
+        self.cc = str(cfg["cc"])
+        allowed = CROSS_CCS if cross else PATH_CCS
+        if self.cc not in allowed:
+            raise ValueError(f"subflow {j}: cc must be one of {allowed}, got {self.cc!r}")
+        self.window_based = self.cc != "ideal"
+        self.min_rto_ns = int(cfg["min_rto_ns"])
+        self.max_rto_ns = int(cfg["max_rto_ns"])
+        self.ring_capacity = int(cfg["ring_capacity"])
+        if cross:
+            self.start_ns = int(cfg["start_ns"])
+            self.stop_ns = int(cfg["stop_ns"])
+            self.start_pending = True  # §8 start lane: one event at start_ns
+        self.rng = Xoshiro256ss.for_subflow(seed, j)
+
+        # §8 lanes of this subflow (the RTO lane is rto_deadline).
         self.receive_lane = Lane()
         self.ack_lane = Lane()
 
@@ -282,13 +463,13 @@ class Path:
         self.records: OrderedDict[int, Packet] = OrderedDict()  # unresolved, oldest first
         self.inflight_bytes = 0
         # §7: an ideal subflow has no window and reports cwnd 0.
-        self.cwnd = int(cfg["initial_cwnd_bytes"]) if cfg["cc"] == "newreno" else 0
+        self.cwnd = int(cfg["initial_cwnd_bytes"]) if self.window_based else 0
         self.ssthresh = SSTHRESH_INITIAL
         self.ca_acc = 0
         self.recovery = REC_NONE
         self.recover_pn = -1
         self.srtt = base_rtt
-        self.min_rtt = base_rtt
+        self.min_rtt = base_rtt  # §7 state that no output reports
         self.rttvar = base_rtt // 2
         self.rto = clamp(self.srtt + max(G_NS, 4 * self.rttvar), self.min_rto_ns, self.max_rto_ns)
         self.rto_deadline = None  # None: off
@@ -296,43 +477,67 @@ class Path:
         self.scan_pn = 0
         self.delivered = 0
         self.delivered_time = 0
-        self.delivery_rate_bps = 0
-        # (min_rtt and delivery_rate_bps are §7 state that no output reports.)
+        self.delivery_rate_bps = 0  # §7 state that no output reports
+        # Controller state (§7.8-7.10).
+        if self.cc == "cubic":
+            self.cubic = CubicState()
+        elif self.cc == "lia":
+            self.lia_acc = 0.0
+        elif self.cc == "olia":
+            self.olia_acc = 0.0
+            self.l1 = 0
+            self.l2 = 0
 
-        # Outputs.
+        # Outputs (§11).
         self.packets_sent = 0
-        self.path_bytes_sent = 0
+        self.bytes_sent = 0
         self.retransmissions = 0
         self.queue_drops = 0
         self.random_losses = 0
+        self.loss_bursts = 0
+        self.last_lost = False
+        self.dropped_bytes = 0
         self.declared_lost = 0
         self.rto_count = 0
         self.fast_recoveries = 0
         self.delivered_bytes = 0
 
-    def link_idle(self) -> bool:
-        return self.in_service is None and not self.waiting
-
-    def ready(self) -> bool:
-        # §7 "ready": fewer than ring_capacity unresolved records, and per cc.
+    def ready(self, t: int) -> bool:
+        # §7 "ready": fewer than ring_capacity unresolved records, and per cc; a cross
+        # flow only in [start_ns, stop_ns).
         if len(self.records) >= self.ring_capacity:
             return False
+        if self.cross and not self.start_ns <= t < self.stop_ns:
+            return False
         if self.cc == "ideal":
-            return self.link_idle()
+            return self.link.idle()
         return self.inflight_bytes + self.mss <= self.cwnd
+
+    def lost_at_link(self) -> bool:
+        """§4: the loss decision for one of this subflow's packets leaving its link."""
+        if self.loss_model == "iid":
+            return self.loss_threshold > 0 and self.rng.below(self.loss_threshold)
+        # gilbert_elliott: a transition draw, then a loss draw in the new state.
+        if self.ge_bad:
+            if self.rng.below(self.ge_r_threshold):
+                self.ge_bad = False
+        elif self.rng.below(self.ge_p_threshold):
+            self.ge_bad = True
+        h = self.ge_bad_loss_threshold if self.ge_bad else self.loss_threshold
+        return self.rng.below(h)
 
 
 # --------------------------------------------------------------------------- policies
 
 
 class DecisionView:
-    """What a policy sees at one decision point (§9)."""
+    """What a policy sees at one decision point (§9); paths only."""
 
-    def __init__(self, sim: "Simulator", now_ns: int, path: int, decision_index: int):
+    def __init__(self, sim: Simulator, now_ns: int, path: int, decision_index: int):
         self._sim = sim
         self.now_ns = now_ns
         self.path = path
-        self.ready = [p.ready() for p in sim.paths]
+        self.ready = [p.ready(now_ns) for p in sim.paths]
         self.srtt_ns = [p.srtt for p in sim.paths]
         self.decision_index = decision_index
 
@@ -379,20 +584,50 @@ class Simulator:
         self.header = int(spec["header_bytes"])
         self.end_ns = int(spec["end_ns"])
         seed = int(spec["seed"]) & MASK64
-        self.paths = [
-            Path(j, cfg, self.mss, seed) for j, cfg in enumerate(spec["paths"])
-        ]
-        P = len(self.paths)
+        receiver = str(spec["receiver"])
+        if receiver not in ("block", "in_order"):
+            raise ValueError(f"receiver must be 'block' or 'in_order', got {receiver!r}")
+        self.in_order = receiver == "in_order"
+        self.rbuf_bytes = int(spec["rbuf_bytes"])
+        self.links = [Link(k, cfg) for k, cfg in enumerate(spec["links"])]
+        # §1: subflows 0..P-1 are the paths, P..P+C-1 the cross flows.
+        cfgs = [(cfg, False) for cfg in spec["paths"]] + [(cfg, True) for cfg in spec["cross"]]
+        self.subflows = []
+        for j, (cfg, cross) in enumerate(cfgs):
+            k = int(cfg["link"])
+            if not 0 <= k < len(self.links):
+                raise ValueError(f"subflow {j}: link {k} out of range 0..{len(self.links) - 1}")
+            self.subflows.append(Subflow(j, cfg, self.links[k], self.mss, seed, cross))
+        P = len(spec["paths"])
+        self.paths = self.subflows[:P]
+        self.cross = self.subflows[P:]
+
         bl = spec["blocks"]
-        self.blocks = [
-            Block(b, *row, mss=self.mss, P=P)
-            for b, row in enumerate(
-                zip(bl["arrival_ns"], bl["size_bytes"], bl["deadline_ns"], bl["priority"],
-                    bl["weight"])
-            )
-        ]
+        self.blocks = []
+        # §11: block b's piece i is global piece piece_off[b] + i; (b, i) of each.
+        self.piece_index: list[tuple[int, int]] = []
+        for b, row in enumerate(zip(bl["arrival_ns"], bl["size_bytes"], bl["deadline_ns"],
+                                    bl["priority"], bl["weight"])):
+            blk = Block(b, *row, mss=self.mss, P=P, piece_off=len(self.piece_index))
+            self.blocks.append(blk)
+            self.piece_index.extend((b, i) for i in range(blk.n_pieces))
+        n_pieces = len(self.piece_index)
         # §8 arrival lane: block indices in arrival order (rows are already sorted).
         self.arrival_lane: deque[int] = deque(range(len(self.blocks)))
+
+        # §7 connection state.
+        self.conn_next_dsn = 0
+        self.data_acked = 0
+        # §6.2 in-order receiver state; dsn_order[k] is the global piece at sequence
+        # position k (§7.1 step 1).
+        self.dsn_order: list[int] = []
+        self.deliver_k = 0
+        self.rcv_nxt = 0
+        self.rbuf_used = 0  # §6.2 state that no output reports
+        # §11 per-piece outputs, by global piece index.
+        self.piece_arrival_ns = [-1] * n_pieces
+        self.piece_delivery_ns = [-1] * n_pieces
+        self.piece_first_send_ns = [-1] * n_pieces
 
         if policy == "minrtt":
             self.policy = minrtt_policy
@@ -410,48 +645,55 @@ class Simulator:
     # ----------------------------------------------------------------- §8 events
 
     def next_event(self):
-        """The pending event with the smallest (time, class, path), or None."""
+        """The pending event with the smallest (time, class, index), or None."""
         candidates = []
-        for p in self.paths:
-            if p.receive_lane.items:
-                candidates.append((p.receive_lane.head_time(), EV_RECEIVE, p.j))
-            if p.ack_lane.items:
-                candidates.append((p.ack_lane.head_time(), EV_ACK, p.j))
-            if p.in_service is not None:
-                candidates.append((p.service_end_ns, EV_LINK, p.j))
-            if p.rto_deadline is not None:
-                candidates.append((p.rto_deadline, EV_RTO, p.j))
+        for sf in self.subflows:
+            if sf.receive_lane.items:
+                candidates.append((sf.receive_lane.head_time(), EV_RECEIVE, sf.j))
+            if sf.ack_lane.items:
+                candidates.append((sf.ack_lane.head_time(), EV_ACK, sf.j))
+            if sf.rto_deadline is not None:
+                candidates.append((sf.rto_deadline, EV_RTO, sf.j))
+            if sf.cross and sf.start_pending:
+                candidates.append((sf.start_ns, EV_START, sf.j))
+        for link in self.links:
+            if link.in_service is not None:
+                candidates.append((link.service_end_ns, EV_LINK, link.k))
         if self.arrival_lane:
-            # A single lane: its path key never decides a tie.
+            # A single lane: its index never decides a tie.
             candidates.append((self.blocks[self.arrival_lane[0]].arrival_ns, EV_ARRIVAL, 0))
         return min(candidates) if candidates else None
 
     def process(self, event) -> None:
-        t, cls, j = event
-        p = self.paths[j]
+        t, cls, index = event
+        if cls == EV_LINK:
+            self.on_service_end(self.links[index], t)
+            return
+        if cls == EV_ARRIVAL:
+            self.blocks[self.arrival_lane.popleft()].arrived = True
+            return
+        sf = self.subflows[index]
         if cls == EV_RECEIVE:
-            _, pkt = p.receive_lane.pop()
-            self.on_receive(p, pkt, t)
+            _, pkt = sf.receive_lane.pop()
+            self.on_receive(sf, pkt, t)
         elif cls == EV_ACK:
-            _, (positive, pkt) = p.ack_lane.pop()
+            _, (positive, pkt, data_ack) = sf.ack_lane.pop()
             if positive:
-                self.on_ack(p, pkt, t)
+                self.on_ack(sf, pkt, data_ack, t)
             else:
                 # §7.6: a negative ACK declares the packet lost; resolved records are
                 # then dropped from the oldest end.
-                self.declare_lost(p, pkt)
-                self.resolve_records(p)
-        elif cls == EV_LINK:
-            self.on_service_end(p, t)
-        elif cls == EV_ARRIVAL:
-            self.blocks[self.arrival_lane.popleft()].arrived = True
+                self.declare_lost(sf, pkt)
+                self.resolve_records(sf)
+        elif cls == EV_START:
+            sf.start_pending = False  # §8: nothing happens but a time to send at
         else:
-            self.on_rto(p, t)
+            self.on_rto(sf, t)
 
     def run(self) -> None:
-        # §8: process events one at a time in (time, class, path) order; run the
-        # decision rounds whenever the next event is later (or there is none); stop
-        # when the next event is later than end_ns or none is left.
+        # §8: process events one at a time in (time, class, index) order; run section
+        # 9 whenever the next event is later (or there is none); stop when the next
+        # event is later than end_ns or none is left.
         while True:
             event = self.next_event()
             if event is None or event[0] > self.end_ns:
@@ -461,66 +703,130 @@ class Simulator:
             self.last_event_ns = t
             following = self.next_event()
             if following is None or following[0] > t:
-                self.decision_rounds(t)
+                self.section9(t)
 
     # ----------------------------------------------------------------- §4 link
 
-    def link_enqueue(self, p: Path, pkt: Packet, t: int) -> None:
+    def link_enqueue(self, pkt: Packet, t: int) -> None:
+        link = pkt.sf.link
         wire = pkt.size + self.header
-        if p.in_service is None:
-            self.start_service(p, pkt, t)
-        elif p.waiting_bytes + wire <= p.queue_bytes:
-            p.waiting.append(pkt)
-            p.waiting_bytes += wire
+        if link.in_service is None:
+            self.start_service(link, pkt, t)
+        elif link.waiting_bytes + wire <= link.queue_bytes:
+            link.waiting.append(pkt)
+            link.waiting_bytes += wire
         else:
-            p.queue_drops += 1  # drop-tail; nobody is told
+            # Drop-tail; nobody is told.
+            pkt.sf.queue_drops += 1
+            pkt.sf.dropped_bytes += pkt.size
 
-    def start_service(self, p: Path, pkt: Packet, t: int) -> None:
-        p.in_service = pkt
-        p.service_end_ns = p.bandwidth.service_end(t, pkt.size + self.header)
+    def start_service(self, link: Link, pkt: Packet, t: int) -> None:
+        link.in_service = pkt
+        link.service_end_ns = link.bandwidth.service_end(t, pkt.size + self.header)
 
-    def on_service_end(self, p: Path, t1: int) -> None:
-        pkt = p.in_service
-        p.in_service = None
-        p.service_end_ns = None
-        # §4: one draw per finished packet when loss_threshold > 0.
-        lost = p.loss_threshold > 0 and (p.rng.next() >> 11) < p.loss_threshold
-        if lost:
-            p.random_losses += 1
-            if p.cc == "ideal":
-                # §7.6: negative ACK when the ACK would have arrived.
-                p.ack_lane.push(t1 + p.fwd_delay_ns + p.rev_delay_ns, (False, pkt))
-        else:
-            p.receive_lane.push(t1 + p.fwd_delay_ns, pkt)
+    def on_service_end(self, link: Link, t1: int) -> None:
+        pkt = link.in_service
+        link.in_service = None
+        link.service_end_ns = None
         # §4: the next waiting packet starts service at t1.
-        if p.waiting:
-            nxt = p.waiting.popleft()
-            p.waiting_bytes -= nxt.size + self.header
-            self.start_service(p, nxt, t1)
-
-    # ----------------------------------------------------------------- §6 receiver
-
-    def on_receive(self, p: Path, pkt: Packet, t: int) -> None:
-        blk = self.blocks[pkt.block]
-        p.delivered_bytes += pkt.size
-        if not blk.received[pkt.piece]:
-            blk.received[pkt.piece] = True
-            blk.recv_bytes += pkt.size
-            if blk.recv_bytes == blk.size:
-                blk.completion_ns = t
-                if t <= blk.deadline_ns:
-                    self.reward += blk.weight
+        if link.waiting:
+            nxt = link.waiting.popleft()
+            link.waiting_bytes -= nxt.size + self.header
+            self.start_service(link, nxt, t1)
+        # §4: then the packet's own subflow decides whether it is lost.
+        sf = pkt.sf
+        lost = sf.lost_at_link()
+        # §11: a burst is a maximal run of the subflow's consecutive lost packets.
+        sf.loss_bursts += lost and not sf.last_lost
+        sf.last_lost = lost
+        if lost:
+            sf.random_losses += 1
+            sf.dropped_bytes += pkt.size
+            if sf.cc == "ideal":
+                # §7.6: negative ACK when the ACK would have arrived.
+                sf.ack_lane.push(t1 + sf.fwd_delay_ns + sf.rev_delay_ns, (False, pkt, None))
         else:
+            sf.receive_lane.push(t1 + sf.fwd_delay_ns, pkt)
+
+    # ----------------------------------------------------------------- §6 receivers
+
+    def on_receive(self, sf: Subflow, pkt: Packet, t: int) -> None:
+        sf.delivered_bytes += pkt.size
+        if pkt.block is not None:  # cross-flow packets are only acknowledged
+            if self.in_order:
+                self.receive_in_order(pkt, t)
+            else:
+                self.receive_block(pkt, t)
+        # §6: the acknowledgement leaves at once (a path ACK carries data_ack = rcv_nxt,
+        # §6.2) and reaches the sender rev_delay_ns later.
+        sf.ack_lane.push(t + sf.rev_delay_ns, (True, pkt, self.rcv_nxt))
+
+    def complete_bytes(self, blk: Block, size: int, t: int) -> None:
+        # §6.1: recv_bytes grows; the block completes when it reaches the block's size.
+        blk.recv_bytes += size
+        if blk.recv_bytes == blk.size:
+            blk.completion_ns = t
+            if t <= blk.deadline_ns:
+                self.reward += blk.weight
+
+    def receive_block(self, pkt: Packet, t: int) -> None:
+        # §6.1 block-aware receiver: pieces accepted in any order.
+        blk = self.blocks[pkt.block]
+        if blk.received[pkt.piece]:
             blk.duplicate_bytes += pkt.size
-        # The acknowledgement reaches the sender rev_delay_ns later.
-        p.ack_lane.push(t + p.rev_delay_ns, (True, pkt))
+            return
+        blk.received[pkt.piece] = True
+        self.complete_bytes(blk, pkt.size, t)
+
+    def receive_in_order(self, pkt: Packet, t: int) -> None:
+        # §6.2 in-order receiver.
+        blk = self.blocks[pkt.block]
+        if blk.received[pkt.piece]:
+            blk.duplicate_bytes += pkt.size
+            return
+        blk.received[pkt.piece] = True
+        self.piece_arrival_ns[blk.piece_off + pkt.piece] = t
+        self.rbuf_used += pkt.size
+        # Deliver in sequence while the piece at position deliver_k has been received.
+        while self.deliver_k < len(self.dsn_order):
+            g = self.dsn_order[self.deliver_k]
+            b, i = self.piece_index[g]
+            head = self.blocks[b]
+            if not head.received[i]:
+                return
+            size = head.piece_size(i)
+            self.piece_delivery_ns[g] = t
+            self.rbuf_used -= size
+            self.rcv_nxt += size
+            self.complete_bytes(head, size, t)
+            self.deliver_k += 1
+
+    # ----------------------------------------------------------------- §7 sendable
+
+    def window_open(self) -> bool:
+        # §7: always open for the block-aware receiver.
+        if not self.in_order:
+            return True
+        return self.conn_next_dsn + self.mss <= self.data_acked + self.rbuf_bytes
+
+    def sendable(self, blk: Block) -> bool:
+        # §7: retransmissions (not cancelled, or in-order receiver), or new data while
+        # the window is open and the block is not cancelled.
+        if not blk.arrived:
+            return False
+        if blk.lost_pending_bytes > 0 and (not blk.cancelled or self.in_order):
+            return True
+        return self.window_open() and not blk.cancelled and blk.unsent_bytes() > 0
+
+    def sendable_blocks(self) -> list[int]:
+        return [blk.index for blk in self.blocks if self.sendable(blk)]
 
     # ----------------------------------------------------------------- §7.1 sending
 
-    def send(self, p: Path, b: int, t: int) -> None:
+    def send(self, sf: Subflow, b: int, t: int) -> None:
         blk = self.blocks[b]
-        j = p.j
-        # Step 1: the oldest queued piece still LOST, else the next never-sent piece.
+        # Step 1: the oldest queued piece still LOST, else the next never-sent piece,
+        # which gets the next sequence position.
         piece = None
         while blk.retx_queue:
             i = blk.retx_queue.popleft()
@@ -528,166 +834,222 @@ class Simulator:
                 piece = i
                 break
         is_retransmission = piece is not None
-        if piece is None:
+        if is_retransmission:
+            size = blk.piece_size(piece)
+            blk.lost_pending_bytes -= size
+        else:
             piece = blk.next_new
             blk.next_new += 1
-        size = blk.piece_size(piece)
-        if is_retransmission:
-            blk.lost_pending_bytes -= size
-        # Step 2.
+            size = blk.piece_size(piece)
+            self.conn_next_dsn += size
+            g = blk.piece_off + piece
+            self.dsn_order.append(g)
+            self.piece_first_send_ns[g] = t
+        # Step 2 (the block's part).
         if blk.first_send_ns < 0:
             blk.first_send_ns = t
         blk.piece_state[piece] = OUT
-        blk.bytes_sent[j] += size
-        blk.inflight_bytes[j] += size
-        path_inflight_before = p.inflight_bytes
-        p.inflight_bytes += size
-        # Step 3: the record, with its delivery-rate snapshot.
-        snap_time = t if path_inflight_before == 0 else p.delivered_time
-        pkt = Packet(p.next_pn, b, piece, size, t, p.delivered, snap_time)
-        p.records[pkt.pn] = pkt
-        p.next_pn += 1
-        p.packets_sent += 1
-        p.path_bytes_sent += size
+        blk.bytes_sent[sf.j] += size
+        blk.inflight_bytes[sf.j] += size
         if is_retransmission:
-            p.retransmissions += 1
+            sf.retransmissions += 1
+        self.transmit(sf, b, piece, size, t)
+
+    def transmit(self, sf: Subflow, b, piece, size: int, t: int) -> None:
+        """§7.1 steps 2 (the subflow's part) to 5, for path and cross-flow packets."""
+        inflight_before = sf.inflight_bytes
+        sf.inflight_bytes += size
+        # Step 3: the record, with its delivery-rate snapshot.
+        snap_time = t if inflight_before == 0 else sf.delivered_time
+        pkt = Packet(sf, sf.next_pn, b, piece, size, t, sf.delivered, snap_time)
+        sf.records[pkt.pn] = pkt
+        sf.next_pn += 1
+        sf.packets_sent += 1
+        sf.bytes_sent += size
         # Step 4.
-        if p.cc == "newreno" and p.rto_deadline is None:
-            p.rto_deadline = t + p.rto
+        if sf.window_based and sf.rto_deadline is None:
+            sf.rto_deadline = t + sf.rto
         # Step 5.
-        self.link_enqueue(p, pkt, t)
+        self.link_enqueue(pkt, t)
 
     # ----------------------------------------------------------------- §7.2 loss
 
-    def declare_lost(self, p: Path, pkt: Packet) -> None:
-        blk = self.blocks[pkt.block]
+    def declare_lost(self, sf: Subflow, pkt: Packet) -> None:
         pkt.state = LOST
-        p.inflight_bytes -= pkt.size
-        blk.inflight_bytes[p.j] -= pkt.size
-        p.declared_lost += 1
+        sf.inflight_bytes -= pkt.size
+        sf.declared_lost += 1
+        if pkt.block is None:
+            return  # a cross-flow packet has no piece: nothing is requeued
+        blk = self.blocks[pkt.block]
+        blk.inflight_bytes[sf.j] -= pkt.size
         if blk.piece_state[pkt.piece] == OUT:
             blk.piece_state[pkt.piece] = LOST
-            if not blk.cancelled:
+            if not (blk.cancelled and not self.in_order):
                 blk.retx_queue.append(pkt.piece)
                 blk.lost_pending_bytes += pkt.size
 
     # ----------------------------------------------------------------- §7.3 ACKs
 
-    def on_ack(self, p: Path, pkt: Packet, t: int) -> None:
-        blk = self.blocks[pkt.block]
+    def on_ack(self, sf: Subflow, pkt: Packet, data_ack: int, t: int) -> None:
         s = pkt.size
-        newreno = p.cc == "newreno"
         # Step 1.
         newly = pkt.state in (OUT, HOLE)
-        inflight_before = p.inflight_bytes
+        inflight_before = sf.inflight_bytes
         if newly:
-            p.inflight_bytes -= s
-            blk.inflight_bytes[p.j] -= s
-        # Step 2. (A cancelled block's LOST pieces were never counted, see cancel().)
-        if blk.piece_state[pkt.piece] != ACKED:
-            if blk.piece_state[pkt.piece] == LOST and not blk.cancelled:
-                blk.lost_pending_bytes -= s
-            blk.piece_state[pkt.piece] = ACKED
-            blk.acked_bytes += s
+            sf.inflight_bytes -= s
+            if pkt.block is not None:
+                self.blocks[pkt.block].inflight_bytes[sf.j] -= s
+        # Step 2 (paths only).
+        if pkt.block is not None:
+            blk = self.blocks[pkt.block]
+            if blk.piece_state[pkt.piece] != ACKED:
+                # A LOST piece sits in a retransmission queue unless its block was
+                # cancelled with the block-aware receiver (§7.2, §9).
+                if blk.piece_state[pkt.piece] == LOST and (not blk.cancelled or self.in_order):
+                    blk.lost_pending_bytes -= s
+                blk.piece_state[pkt.piece] = ACKED
+                blk.acked_bytes += s
+            if self.in_order:
+                self.data_acked = max(self.data_acked, data_ack)
         # Step 3: RTT sample.
         rtt = t - pkt.send_ns
-        p.rttvar = (3 * p.rttvar + abs(p.srtt - rtt)) // 4
-        p.srtt = (7 * p.srtt + rtt) // 8
-        p.rto = clamp(p.srtt + max(G_NS, 4 * p.rttvar), p.min_rto_ns, p.max_rto_ns)
-        p.min_rtt = min(p.min_rtt, rtt)
+        sf.rttvar = (3 * sf.rttvar + abs(sf.srtt - rtt)) // 4
+        sf.srtt = (7 * sf.srtt + rtt) // 8
+        sf.rto = clamp(sf.srtt + max(G_NS, 4 * sf.rttvar), sf.min_rto_ns, sf.max_rto_ns)
+        sf.min_rtt = min(sf.min_rtt, rtt)
         # Step 4: delivery rate.
-        p.delivered += s
-        p.delivered_time = t
+        sf.delivered += s
+        sf.delivered_time = t
         if t > pkt.snap_time:
-            sample = (p.delivered - pkt.snap_delivered) * 8 * 10**9 // (t - pkt.snap_time)
-            p.delivery_rate_bps = (7 * p.delivery_rate_bps + sample) // 8
-        # Step 5: loss detection (newreno) and dropping of resolved records.
-        if newreno:
-            for q in range(p.scan_pn, pkt.pn):
-                rec = p.records.get(q)
+            sample = min((sf.delivered - pkt.snap_delivered) * 8 * 10**9 // (t - pkt.snap_time),
+                         2**60)
+            sf.delivery_rate_bps = (7 * sf.delivery_rate_bps + sample) // 8
+        # Step 5: loss detection (window-based) and dropping of resolved records.
+        if sf.window_based:
+            for q in range(sf.scan_pn, pkt.pn):
+                rec = sf.records.get(q)
                 if rec is not None and rec.state == OUT:
                     rec.state = HOLE
-                    rec.hole_since = p.ack_count
+                    rec.hole_since = sf.ack_count
             pkt.state = ACKED
-            p.scan_pn = max(p.scan_pn, pkt.pn + 1)
-            p.ack_count += 1
+            sf.scan_pn = max(sf.scan_pn, pkt.pn + 1)
+            sf.ack_count += 1
         else:
             pkt.state = ACKED
-        self.resolve_records(p)
-        # Step 6: window growth (newreno).
-        if newreno and newly and p.recovery == REC_NONE and 2 * inflight_before >= p.cwnd:
-            if p.cwnd < p.ssthresh:
-                p.cwnd += min(s, self.mss)
-            else:
-                p.ca_acc += s
-                if p.ca_acc >= p.cwnd:
-                    p.ca_acc -= p.cwnd
-                    p.cwnd += self.mss
+        self.resolve_records(sf)
+        if sf.window_based:
+            # Step 6: OLIA's l1, then growth while the window is in use.
+            if sf.cc == "olia" and newly:
+                sf.l1 += s
+            if newly and sf.recovery == REC_NONE and 2 * inflight_before >= sf.cwnd:
+                if sf.cwnd < sf.ssthresh:
+                    sf.cwnd += min(s, self.mss)  # slow start
+                else:
+                    self.congestion_avoidance(sf, s, t)
         # Step 7: recovery exit.
-        if p.recovery != REC_NONE and pkt.pn > p.recover_pn:
-            p.recovery = REC_NONE
-        # Step 8: RTO timer (newreno).
-        if newreno:
-            if p.inflight_bytes == 0:
-                p.rto_deadline = None
+        if sf.recovery != REC_NONE and pkt.pn > sf.recover_pn:
+            sf.recovery = REC_NONE
+        # Step 8: RTO timer (window-based).
+        if sf.window_based:
+            if sf.inflight_bytes == 0:
+                sf.rto_deadline = None
             elif newly:
-                p.rto_deadline = t + p.rto
+                sf.rto_deadline = t + sf.rto
 
-    def resolve_records(self, p: Path) -> None:
+    def resolve_records(self, sf: Subflow) -> None:
         """§7.3 step 5: drop resolved records from the oldest end.
 
-        ACKED and LOST records are dropped; with newreno a HOLE that has seen three
-        later acknowledgements is declared lost (§7.2), triggers a congestion event
-        (§7.4) and is dropped.
+        ACKED and LOST records are dropped; for a window-based subflow a HOLE that has
+        seen three later acknowledgements is declared lost (§7.2), triggers a congestion
+        event (§7.4) and is dropped.
         """
-        while p.records:
-            oldest = next(iter(p.records.values()))
+        while sf.records:
+            oldest = next(iter(sf.records.values()))
             if oldest.state in (ACKED, LOST):
-                p.records.popitem(last=False)
+                sf.records.popitem(last=False)
             elif (
-                p.cc == "newreno"
+                sf.window_based
                 and oldest.state == HOLE
-                and p.ack_count - oldest.hole_since >= 3
+                and sf.ack_count - oldest.hole_since >= 3
             ):
-                flight = p.inflight_bytes
-                self.declare_lost(p, oldest)
-                p.records.popitem(last=False)
-                self.congestion_event(p, oldest.pn, flight)
+                flight = sf.inflight_bytes
+                self.declare_lost(sf, oldest)
+                sf.records.popitem(last=False)
+                self.congestion_event(sf, oldest.pn, flight)
             else:
                 return
 
+    # ----------------------------------------------------------------- §7.7-7.10
+
+    def coupled(self, cc: str) -> list[Subflow]:
+        """§7.9/§7.10: the coupled set S, the paths with this cc in index order."""
+        return [p for p in self.paths if p.cc == cc]
+
+    def congestion_avoidance(self, sf: Subflow, s: int, t: int) -> None:
+        """The controller's increase for s acknowledged bytes (§7.3 step 6)."""
+        if sf.cc == "newreno":
+            # §7.7.
+            sf.ca_acc += s
+            if sf.ca_acc >= sf.cwnd:
+                sf.ca_acc -= sf.cwnd
+                sf.cwnd += self.mss
+        elif sf.cc == "cubic":
+            sf.cwnd = cubic_increase(sf.cubic, sf.cwnd, s, t, sf.srtt, self.mss)  # §7.8
+        elif sf.cc == "lia":
+            # §7.9.
+            group = self.coupled("lia")
+            whole, sf.lia_acc = lia_increase(
+                [p.cwnd for p in group], [p.srtt for p in group], group.index(sf), s,
+                self.mss, sf.lia_acc)
+            sf.cwnd += whole
+        else:
+            # §7.10.
+            group = self.coupled("olia")
+            sf.cwnd, sf.olia_acc = olia_increase(
+                [p.cwnd for p in group], [p.srtt for p in group], [p.l1 for p in group],
+                [p.l2 for p in group], group.index(sf), s, self.mss, sf.olia_acc)
+
+    def decrease(self, sf: Subflow, flight: int, timeout: bool) -> None:
+        """The controller's decrease (§7.4) or timeout response (§7.5)."""
+        if sf.cc == "cubic":
+            # §7.8.
+            sf.ssthresh = cubic_reduce(sf.cubic, sf.cwnd, self.mss)
+        else:
+            if sf.cc == "olia":
+                # §7.10: l2 = l1, l1 = 0, then as NewReno.
+                sf.l2 = sf.l1
+                sf.l1 = 0
+            # §7.7 (NewReno; LIA and OLIA act the same).
+            sf.ssthresh = max(flight // 2, 2 * self.mss)
+        sf.cwnd = self.mss if timeout else sf.ssthresh
+
     # ----------------------------------------------------------------- §7.4 / §7.5
 
-    def congestion_event(self, p: Path, pn: int, flight: int) -> None:
-        if p.recovery != REC_NONE and pn <= p.recover_pn:
+    def congestion_event(self, sf: Subflow, pn: int, flight: int) -> None:
+        if sf.recovery != REC_NONE and pn <= sf.recover_pn:
             return  # one reduction per window
-        p.ssthresh = max(flight // 2, 2 * self.mss)
-        p.cwnd = p.ssthresh
-        p.ca_acc = 0
-        p.recovery = REC_FAST
-        p.recover_pn = p.next_pn - 1
-        p.fast_recoveries += 1
+        self.decrease(sf, flight, timeout=False)
+        sf.ca_acc = 0
+        sf.recovery = REC_FAST
+        sf.recover_pn = sf.next_pn - 1
+        sf.fast_recoveries += 1
 
-    def on_rto(self, p: Path, t: int) -> None:
-        flight = p.inflight_bytes
-        for rec in list(p.records.values()):
+    def on_rto(self, sf: Subflow, t: int) -> None:
+        flight = sf.inflight_bytes
+        for rec in list(sf.records.values()):
             if rec.state in (OUT, HOLE):
-                self.declare_lost(p, rec)
-        p.ssthresh = max(flight // 2, 2 * self.mss)
-        p.cwnd = self.mss
-        p.ca_acc = 0
-        p.recovery = REC_RTO
-        p.recover_pn = p.next_pn - 1
-        p.rto = min(2 * p.rto, p.max_rto_ns)
-        p.rto_deadline = None
-        p.records.clear()
-        p.scan_pn = p.next_pn
-        p.rto_count += 1
+                self.declare_lost(sf, rec)
+        self.decrease(sf, flight, timeout=True)
+        sf.ca_acc = 0
+        sf.recovery = REC_RTO
+        sf.recover_pn = sf.next_pn - 1
+        sf.rto = min(2 * sf.rto, sf.max_rto_ns)
+        sf.rto_deadline = None
+        sf.records.clear()
+        sf.scan_pn = sf.next_pn
+        sf.rto_count += 1
 
-    # ----------------------------------------------------------------- §9 decisions
-
-    def sendable_blocks(self) -> list[int]:
-        return [blk.index for blk in self.blocks if blk.sendable()]
+    # ----------------------------------------------------------------- §9
 
     def cancel(self, b: int, t: int) -> None:
         """§9 cancellation of block b at time t."""
@@ -701,8 +1063,11 @@ class Simulator:
         blk.cancelled = True
         blk.cancel_ns = t
         blk.next_new = blk.n_pieces  # drop the never-sent pieces
-        blk.retx_queue.clear()
-        blk.lost_pending_bytes = 0
+        if not self.in_order:
+            # The block-aware receiver empties the retransmission queue; the in-order
+            # receiver keeps it (those pieces hold sequence positions).
+            blk.retx_queue.clear()
+            blk.lost_pending_bytes = 0
 
     def decide(self, j: int, t: int) -> int:
         view = DecisionView(self, t, j, self.decisions)
@@ -714,7 +1079,13 @@ class Simulator:
             )
         return action
 
-    def decision_rounds(self, t: int) -> None:
+    def section9(self, t: int) -> None:
+        # Cross flows first, in index order, each while it is ready (a payload of
+        # mss_bytes and no piece, §7.1).
+        for sf in self.cross:
+            while sf.ready(t):
+                self.transmit(sf, None, None, self.mss, t)
+        # Then the decision rounds over the paths.
         P = len(self.paths)
         waited = [False] * P
         while True:
@@ -723,7 +1094,7 @@ class Simulator:
                 if not self.sendable_blocks():
                     return
                 p = self.paths[j]
-                if waited[j] or not p.ready():
+                if waited[j] or not p.ready(t):
                     continue
                 action = self.decide(j, t)
                 if action == WAIT:
@@ -738,7 +1109,8 @@ class Simulator:
     # ----------------------------------------------------------------- §11 outputs
 
     def outputs(self) -> dict:
-        blocks, paths = self.blocks, self.paths
+        blocks, paths, cross = self.blocks, self.paths, self.cross
+        in_order = self.in_order
         return {
             "completion_ns": [b.completion_ns for b in blocks],
             "first_send_ns": [b.first_send_ns for b in blocks],
@@ -749,16 +1121,34 @@ class Simulator:
             "cancel_ns": [b.cancel_ns for b in blocks],
             "bytes_sent": [list(b.bytes_sent) for b in blocks],
             "packets_sent": [p.packets_sent for p in paths],
-            "path_bytes_sent": [p.path_bytes_sent for p in paths],
+            "path_bytes_sent": [p.bytes_sent for p in paths],
             "retransmissions": [p.retransmissions for p in paths],
             "queue_drops": [p.queue_drops for p in paths],
             "random_losses": [p.random_losses for p in paths],
+            "loss_bursts": [p.loss_bursts for p in paths],
+            "dropped_bytes": [p.dropped_bytes for p in paths],
             "declared_lost": [p.declared_lost for p in paths],
             "rto_count": [p.rto_count for p in paths],
             "fast_recoveries": [p.fast_recoveries for p in paths],
             "delivered_bytes": [p.delivered_bytes for p in paths],
             "final_srtt_ns": [p.srtt for p in paths],
             "final_cwnd_bytes": [p.cwnd for p in paths],
+            "cross_packets_sent": [c.packets_sent for c in cross],
+            "cross_delivered_bytes": [c.delivered_bytes for c in cross],
+            "cross_queue_drops": [c.queue_drops for c in cross],
+            "cross_random_losses": [c.random_losses for c in cross],
+            "cross_loss_bursts": [c.loss_bursts for c in cross],
+            "cross_dropped_bytes": [c.dropped_bytes for c in cross],
+            "cross_declared_lost": [c.declared_lost for c in cross],
+            "cross_rto_count": [c.rto_count for c in cross],
+            "cross_fast_recoveries": [c.fast_recoveries for c in cross],
+            "cross_final_cwnd_bytes": [c.cwnd for c in cross],
+            "cross_final_srtt_ns": [c.srtt for c in cross],
+            "piece_arrival_ns": list(self.piece_arrival_ns) if in_order else None,
+            "piece_delivery_ns": list(self.piece_delivery_ns) if in_order else None,
+            "piece_first_send_ns": list(self.piece_first_send_ns) if in_order else None,
+            "dsn_order": list(self.dsn_order) if in_order else None,
+            "rcv_nxt": self.rcv_nxt if in_order else None,
             "decisions": self.decisions,
             "reward": self.reward,
             "last_event_ns": self.last_event_ns,
@@ -768,6 +1158,8 @@ class Simulator:
 def run_reference(spec: dict, policy) -> dict:
     """Simulate one episode of ``docs/model.md`` and return its outputs.
 
+    ``spec`` holds the keyword arguments of the core's constructor (§1: mss_bytes,
+    header_bytes, end_ns, seed, receiver, rbuf_bytes, links, paths, cross, blocks).
     ``policy`` is ``"minrtt"``, ``"rr"`` or a callable ``policy(view) -> int`` returning
     a sendable block index or :data:`WAIT`; see :class:`DecisionView` for the view.
     """

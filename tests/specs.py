@@ -30,13 +30,32 @@ PATH_OUTPUTS = {
     "retransmissions": "retransmissions",
     "queue_drops": "queue_drops",
     "random_losses": "random_losses",
+    "loss_bursts": "loss_bursts",
     "declared_lost": "declared_lost",
     "rto_count": "rto_count",
     "fast_recoveries": "fast_recoveries",
     "delivered_bytes": "delivered_bytes",
     "srtt_ns": "final_srtt_ns",
     "cwnd_bytes": "final_cwnd_bytes",
+    "dropped_bytes": "dropped_bytes",
 }
+CROSS_OUTPUTS = {
+    "packets_sent": "cross_packets_sent",
+    "delivered_bytes": "cross_delivered_bytes",
+    "queue_drops": "cross_queue_drops",
+    "random_losses": "cross_random_losses",
+    "loss_bursts": "cross_loss_bursts",
+    "dropped_bytes": "cross_dropped_bytes",
+    "declared_lost": "cross_declared_lost",
+    "rto_count": "cross_rto_count",
+    "fast_recoveries": "cross_fast_recoveries",
+    "cwnd_bytes": "cross_final_cwnd_bytes",
+    "srtt_ns": "cross_final_srtt_ns",
+}
+IN_ORDER_OUTPUTS = ("piece_arrival_ns", "piece_delivery_ns", "piece_first_send_ns", "dsn_order", "rcv_nxt")
+
+
+CONTROLLERS = ("ideal", "newreno", "cubic", "lia", "olia")
 
 
 @st.composite
@@ -50,30 +69,67 @@ def bandwidths(draw: st.DrawFn) -> tuple[list[int], list[int], int]:
     return starts, rates, cycle
 
 
+def _threshold(p: float) -> int:
+    return int(round(p * 2**53))
+
+
 @st.composite
-def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10) -> dict[str, Any]:
-    """A small random episode in the format of docs/model.md section 1."""
+def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: bool) -> dict[str, Any]:
+    """One subflow dict of docs/model.md section 1."""
+    ge = draw(st.booleans()) and draw(st.booleans())
+    d = {
+        "link": draw(st.integers(0, n_links - 1)),
+        "fwd_delay_ns": draw(st.integers(0, 30 * MS)),
+        "rev_delay_ns": draw(st.integers(0, 30 * MS)),
+        "loss_model": "gilbert_elliott" if ge else "iid",
+        "loss_threshold": _threshold(draw(st.sampled_from(LOSS_RATES))),
+        "ge_p_threshold": _threshold(draw(st.sampled_from([0.0, 0.05, 0.3]))) if ge else 0,
+        "ge_r_threshold": _threshold(draw(st.sampled_from([0.1, 0.5, 1.0]))) if ge else 0,
+        "ge_bad_loss_threshold": _threshold(draw(st.sampled_from([0.2, 1.0]))) if ge else 0,
+        "cc": cc or draw(st.sampled_from(("newreno", "cubic") if cross else CONTROLLERS)),
+        "initial_cwnd_bytes": mss * draw(st.integers(1, 10)),
+        "min_rto_ns": draw(st.sampled_from([1 * MS, 200 * MS])),
+        "max_rto_ns": 60_000 * MS,
+        "ring_capacity": draw(st.sampled_from([16, 64, 1024])),
+    }
+    if cross:
+        start = draw(st.integers(0, 100 * MS))
+        d["start_ns"] = start
+        d["stop_ns"] = start + draw(st.integers(0, 400 * MS))
+    return d
+
+
+@st.composite
+def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, receiver: str | None = None,
+               shared: bool | None = None, cross: bool | None = None) -> dict[str, Any]:
+    """A small random episode in the format of docs/model.md section 1.
+
+    By default links may be shared by several paths, cross flows may compete, and the
+    receiver is block-aware or in-order; the keyword arguments pin any of these.
+    """
     n_paths = draw(st.integers(1, 3))
     mss = draw(st.sampled_from([100, 500, 1448]))
     header = draw(st.sampled_from([0, 0, 40]))
-    paths = []
-    for _ in range(n_paths):
+    share = draw(st.booleans()) if shared is None else shared
+    n_links = draw(st.integers(1, n_paths)) if share else n_paths
+    links = []
+    for _ in range(n_links):
         starts, rates, cycle = draw(bandwidths())
-        loss = draw(st.sampled_from(LOSS_RATES))
-        paths.append({
-            "fwd_delay_ns": draw(st.integers(0, 30 * MS)),
-            "rev_delay_ns": draw(st.integers(0, 30 * MS)),
+        links.append({
             "queue_bytes": (mss + header) * draw(st.integers(1, 30)),
-            "loss_threshold": int(round(loss * 2**53)),
-            "cc": cc or draw(st.sampled_from(["ideal", "newreno"])),
-            "initial_cwnd_bytes": mss * draw(st.integers(1, 10)),
-            "min_rto_ns": draw(st.sampled_from([1 * MS, 200 * MS])),
-            "max_rto_ns": 60_000 * MS,
             "bw_start_ns": np.array(starts, np.int64),
             "bw_rate_bps": np.array(rates, np.int64),
             "bw_cycle_ns": cycle,
-            "ring_capacity": draw(st.sampled_from([16, 64, 1024])),
         })
+    paths = [draw(subflows(n_links, mss, cc, cross=False)) for _ in range(n_paths)]
+    if not share:
+        for j, p in enumerate(paths):
+            p["link"] = j
+    if cross is None:
+        n_cross = draw(st.sampled_from([0, 0, 1, 2]))
+    else:
+        n_cross = draw(st.integers(1, 2)) if cross else 0
+    crosses = [draw(subflows(n_links, mss, None, cross=True)) for _ in range(n_cross)]
     n = draw(st.integers(1, max_blocks))
     arrival = sorted(draw(st.lists(st.integers(0, 200 * MS), min_size=n, max_size=n)))
     size = draw(st.lists(st.integers(1, 30_000), min_size=n, max_size=n))
@@ -83,7 +139,11 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10) -> 
         "header_bytes": header,
         "end_ns": draw(st.sampled_from([500 * MS, 3_000 * MS, 20_000 * MS])),
         "seed": draw(st.integers(0, 2**64 - 1)),
+        "receiver": receiver or draw(st.sampled_from(["block", "in_order"])),
+        "rbuf_bytes": mss * draw(st.integers(1, 60)),
+        "links": links,
         "paths": paths,
+        "cross": crosses,
         "blocks": {
             "arrival_ns": np.array(arrival, np.int64),
             "size_bytes": np.array(size, np.int64),
@@ -133,8 +193,7 @@ class CoreView:
 
 
 def make_sim(spec: dict[str, Any]) -> _core.Sim:
-    return _core.Sim(spec["mss_bytes"], spec["header_bytes"], spec["end_ns"], spec["seed"], spec["paths"],
-                     spec["blocks"])
+    return _core.Sim(**spec)
 
 
 def run_core(spec: dict[str, Any], policy: str | Callable[[Any], int]) -> dict[str, Any]:
@@ -151,7 +210,14 @@ def run_core(spec: dict[str, Any], policy: str | Callable[[Any], int]) -> dict[s
     out: dict[str, Any] = {}
     for name, key in {**BLOCK_OUTPUTS, **PATH_OUTPUTS}.items():
         out[key] = np.array(sim.view(name), copy=True)
-    out["dropped_bytes"] = np.array(sim.view("dropped_bytes"), copy=True)
+    for name, key in CROSS_OUTPUTS.items():
+        out[key] = np.array(sim.cross_view(name), copy=True)
+    if sim.receiver == "in_order":
+        for name in ("piece_arrival_ns", "piece_delivery_ns", "piece_first_send_ns"):
+            out[name] = np.array(sim.view(name), copy=True)
+        out["dsn_order"] = np.array(sim.view("dsn_order"), copy=True)[: sim.n_dsn]
+        out["rcv_nxt"] = sim.rcv_nxt
+    out["rbuf_used"] = sim.rbuf_used
     out["decisions"] = sim.decisions
     out["reward"] = sim.reward_total
     out["last_event_ns"] = sim.last_event_ns

@@ -35,13 +35,15 @@ def trace_scenario(tmp: Path, name: str, content: str, fmt: str = "cooked") -> d
 
 def core_spec(**changes: Any) -> dict[str, Any]:
     spec = {
-        "mss_bytes": 1448, "header_bytes": 0, "end_ns": 10**10, "seed": 1,
+        "mss_bytes": 1448, "header_bytes": 0, "end_ns": 10**10, "seed": 1, "receiver": "block", "rbuf_bytes": 65536,
+        "links": [{"queue_bytes": 20_000, "bw_start_ns": np.array([0], np.int64),
+                   "bw_rate_bps": np.array([10**6], np.int64), "bw_cycle_ns": 0}],
         "paths": [{
-            "fwd_delay_ns": 10**6, "rev_delay_ns": 10**6, "queue_bytes": 20_000, "loss_threshold": 0,
-            "cc": "newreno", "initial_cwnd_bytes": 14480, "min_rto_ns": 2 * 10**8, "max_rto_ns": 6 * 10**10,
-            "bw_start_ns": np.array([0], np.int64), "bw_rate_bps": np.array([10**6], np.int64),
-            "bw_cycle_ns": 0, "ring_capacity": 256,
+            "link": 0, "fwd_delay_ns": 10**6, "rev_delay_ns": 10**6, "loss_model": "iid", "loss_threshold": 0,
+            "ge_p_threshold": 0, "ge_r_threshold": 0, "ge_bad_loss_threshold": 0, "cc": "newreno",
+            "initial_cwnd_bytes": 14480, "min_rto_ns": 2 * 10**8, "max_rto_ns": 6 * 10**10, "ring_capacity": 256,
         }],
+        "cross": [],
         "blocks": {
             "arrival_ns": np.array([0, 10], np.int64), "size_bytes": np.array([100, 200], np.int64),
             "deadline_ns": np.array([10**8, 10**8], np.int64), "priority": np.array([0, 1], np.int32),
@@ -49,13 +51,27 @@ def core_spec(**changes: Any) -> dict[str, Any]:
         },
     }
     for key, value in changes.items():
-        if key in spec["paths"][0]:
-            spec["paths"][0][key] = value
-        elif key in spec["blocks"]:
-            spec["blocks"][key] = value
+        for part in (spec["links"][0], spec["paths"][0], spec["blocks"], spec):
+            if key in part:
+                part[key] = value
+                break
         else:
-            spec[key] = value
+            raise KeyError(key)
     return spec
+
+
+def shared(path_link: str = "s", cross: dict[str, Any] | None = None, **path_changes: Any) -> dict[str, Any]:
+    """Two paths on one shared link, with one cross flow changed by ``cross``."""
+    return {
+        **GOOD,
+        "links": [{"name": "s", "bandwidth": 10}],
+        "paths": [{"link": path_link, "rtt_ms": 20, **path_changes}, {"link": "s", "rtt_ms": 40}],
+        "cross_traffic": [{"link": "s", "rtt_ms": 30, **(cross or {})}],
+    }
+
+
+def cross_flow(**changes: Any) -> dict[str, Any]:
+    return {**core_spec()["paths"][0], "start_ns": 0, "stop_ns": 10**9, **changes}
 
 
 def pending_env(**kwargs: Any) -> MultipathDeadlineEnv:
@@ -117,6 +133,27 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
      r"workload\.type"),
     ("workload out of range", lambda t: Scenario.from_dict({**GOOD, "workload": {"type": "avc", "fps": -30}}),
      ScenarioError, r"workload\.fps"),
+    ("unknown loss model", lambda t: Scenario.from_dict(with_path(loss={"model": "markov"})), ScenarioError,
+     r"paths\[0\]\.loss\.model.*'markov'"),
+    ("Gilbert-Elliott without r", lambda t: Scenario.from_dict(with_path(loss={"model": "gilbert_elliott", "p": 0.1})),
+     ScenarioError, r"paths\[0\]\.loss\.r"),
+    ("Gilbert-Elliott p above 1", lambda t: Scenario.from_dict(
+        with_path(loss={"model": "gilbert_elliott", "p": 1.5, "r": 0.2})), ScenarioError, r"paths\[0\]\.loss\.p"),
+    ("path on an unknown link", lambda t: Scenario.from_dict(shared(path_link="tail")), ScenarioError,
+     r"paths\[0\]\.link.*'tail'"),
+    ("shared path with its own bandwidth", lambda t: Scenario.from_dict(shared(bandwidth=5.0)), ScenarioError,
+     r"paths\[0\]\.bandwidth.*shared link"),
+    ("two links of one name", lambda t: Scenario.from_dict(
+        {**shared(), "links": [{"name": "s", "bandwidth": 10}, {"name": "s", "bandwidth": 5}]}), ScenarioError,
+     r"distinct link names"),
+    ("coupled cross flow", lambda t: Scenario.from_dict(shared(cross={"cc": "lia"})), ScenarioError,
+     r"cross_traffic\[0\]\.cc.*'lia'"),
+    ("cross flow stops before it starts", lambda t: Scenario.from_dict(shared(cross={"start_s": 5, "stop_s": 1})),
+     ScenarioError, r"cross_traffic\[0\]\.stop_s"),
+    ("unknown receiver", lambda t: Scenario.from_dict({**GOOD, "receiver": "sack"}), ScenarioError,
+     r"receiver.*'sack'"),
+    ("receive buffer below a packet", lambda t: Scenario.from_dict(
+        {**GOOD, "receiver": {"type": "in_order", "rbuf_bytes": 100}}), ScenarioError, r"receiver\.rbuf_bytes"),
     ("malformed YAML", lambda t: (t / "s.yaml").write_text("paths: [\n") and Scenario.from_yaml(t / "s.yaml"),
      ScenarioError, r"YAML"),
     ("unknown scenario name", lambda t: simulate("dams-rtt-41", "minrtt"), ScenarioError, r"dams-rtt-41"),
@@ -143,6 +180,16 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
     ("core: unknown cc", lambda t: make_sim(core_spec(cc="vegas")), ValueError, r"vegas"),
     ("core: ring not a power of two", lambda t: make_sim(core_spec(ring_capacity=100)), ValueError,
      r"ring_capacity"),
+    ("core: unknown loss model", lambda t: make_sim(core_spec(loss_model="markov")), ValueError, r"markov"),
+    ("core: link out of range", lambda t: make_sim(core_spec(link=3)), ValueError, r"paths\[0\]\.link: 3"),
+    ("core: coupled cross flow", lambda t: make_sim(core_spec(cross=[cross_flow(cc="olia")])), ValueError,
+     r"cross\[0\]\.cc"),
+    ("core: cross flow stops before it starts", lambda t: make_sim(core_spec(cross=[cross_flow(start_ns=9, stop_ns=1)])),
+     ValueError, r"cross\[0\].*start_ns 9"),
+    ("core: receive buffer below a packet", lambda t: make_sim(core_spec(rbuf_bytes=100)), ValueError, r"rbuf_bytes"),
+    ("core: unknown receiver", lambda t: make_sim(core_spec(receiver="sack")), ValueError, r"sack"),
+    ("core: in-order view with the block receiver", lambda t: idle_sim().view("piece_delivery_ns"), KeyError,
+     r"in-order receiver"),
     ("core: apply with no decision", lambda t: idle_sim().apply(0), RuntimeError, r"no decision is pending"),
     ("core: cancel outside a decision", lambda t: idle_sim().cancel(0), RuntimeError, r"during a decision"),
     ("core: writable view", lambda t: np.asarray(idle_sim().view("srtt_ns")).__setitem__(0, 1), ValueError,

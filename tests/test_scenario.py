@@ -27,10 +27,10 @@ def test_builtins_follow_the_dams_paper() -> None:
     assert [p.bandwidth["mbps"] for p in rtt.paths] == [2.0, 3.0]
     bw = scenarios.get("dams-bw-0.5-1")
     assert [p.bandwidth["mbps"] for p in bw.paths] == [0.5, 1.0]
-    assert [p.loss for p in bw.paths] == [0.0001, 0.0001]
+    assert [p.loss.rate for p in bw.paths] == [0.0001, 0.0001]
     assert [p.rtt_s for p in bw.paths] == [0.01, 0.02]
     dyn = build_episode(scenarios.get("dams-dynamic-2-rtt-80"), seed=0)
-    first, second = dyn.schedules
+    first, second = dyn.path_schedules
     assert [first.rate_at(t) for t in (0, 999_999_999, 1_000_000_000, 1_999_999_999, 2_000_000_000)] == [
         2_500_000, 2_500_000, 500_000, 500_000, 2_500_000]
     assert second.rate_at(1_500_000_000) == 1_000_000
@@ -56,7 +56,7 @@ def test_yaml_file_with_a_relative_trace(tmp_path: Path) -> None:
     assert sc.paths[0].queue_bytes == pytest.approx(8_000_000 / 3 * 0.1 / 8, rel=0.01)
     # a copy elsewhere still finds the trace: to_dict made the path absolute
     moved = Scenario.from_dict(sc.to_dict())
-    assert build_episode(moved, 1).schedules[0].rate_at(1_500_000_000) == 4_000_000
+    assert build_episode(moved, 1).path_schedules[0].rate_at(1_500_000_000) == 4_000_000
     r = simulate(tmp_path / "s.yaml", "rr", seed=0)
     assert r.scenario == "from-file"
 
@@ -64,9 +64,9 @@ def test_yaml_file_with_a_relative_trace(tmp_path: Path) -> None:
 def test_defaults_and_replace() -> None:
     sc = Scenario.from_dict({"duration_s": 1, "paths": [{"bandwidth": 8, "rtt_ms": 10}], "workload": {"type": "avc"}})
     p = sc.paths[0]
-    assert (p.fwd_delay_s, p.rev_delay_s, p.cc, p.loss) == (0.005, 0.005, "newreno", 0.0)
+    assert (p.fwd_delay_s, p.rev_delay_s, p.cc, p.loss.rate) == (0.005, 0.005, "newreno", 0.0)
     assert p.queue_bytes == 100_000  # 100 ms at 8 Mbit/s
-    assert sc.transport.mss_bytes == 1448 and sc.receiver == "block"
+    assert sc.transport.mss_bytes == 1448 and sc.receiver.type == "block"
     shorter = sc.replace(duration_s=0.5, name="half")
     assert (shorter.duration_s, shorter.name, shorter.paths) == (0.5, "half", sc.paths)
     ep = build_episode(sc, 0)
@@ -81,7 +81,8 @@ def test_asymmetric_delays_and_horizon() -> None:
     })
     inputs = build_episode(sc, 0).core_inputs()
     p = inputs["paths"][0]
-    assert (p["fwd_delay_ns"], p["rev_delay_ns"], p["queue_bytes"]) == (30_000_000, 10_000_000, 12_500)
+    assert (p["fwd_delay_ns"], p["rev_delay_ns"], inputs["links"][p["link"]]["queue_bytes"]) == (
+        30_000_000, 10_000_000, 12_500)
     assert inputs["end_ns"] == 5_000_000_000
 
 

@@ -1,8 +1,16 @@
-/* Congestion controllers behind the interface of cc.h. */
+/* Congestion controllers behind the interface of cc.h (docs/model.md 7.6-7.10). */
 #include "cc.h"
 
+#include <math.h>
+
+const char *const mps_cc_names[MPS_CC_COUNT] = {"ideal", "newreno", "cubic", "lia", "olia"};
+
+/* ------------------------------------------------------------------------- */
+/* Ideal (7.6): link-clocked, no window                                      */
+/* ------------------------------------------------------------------------- */
+
 static void ideal_init(mps_sim *s, int j) { s->paths[j].cwnd_bytes = 0; }
-static void ideal_on_ack(mps_sim *s, int j, int64_t acked, int64_t inflight_before) {}
+static void ideal_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {}
 static void ideal_on_congestion(mps_sim *s, int j, int64_t flight) {}
 static void ideal_on_rto(mps_sim *s, int j, int64_t flight) {}
 
@@ -10,52 +18,226 @@ static const mps_cc_ops ideal_ops = {
     "ideal", 0, ideal_init, ideal_on_ack, ideal_on_congestion, ideal_on_rto,
 };
 
-/* NewReno window (RFC 5681 section 3.1, with RFC 3465 byte counting). */
-static void newreno_init(mps_sim *s, int j) {
+/* ------------------------------------------------------------------------- */
+/* NewReno (7.7): RFC 5681 with RFC 3465 byte counting                       */
+/* ------------------------------------------------------------------------- */
+
+static void window_init(mps_sim *s, int j) {
     mps_path *p = &s->paths[j];
     p->cwnd_bytes = p->initial_cwnd_bytes;
     p->ssthresh = INT64_C(1) << 62;
     p->ca_acc = 0;
+    p->cub_w_max = 0;
+    p->cub_epoch_start = -1;
+    p->cub_k_us = p->cub_origin = p->cub_w_est = p->cub_est_acc = p->cub_acc = 0;
+    p->lia_acc = p->olia_acc = 0.0;
+    p->olia_l1 = p->olia_l2 = 0;
 }
 
-static void newreno_on_ack(mps_sim *s, int j, int64_t acked, int64_t inflight_before) {
+static void newreno_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
     mps_path *p = &s->paths[j];
-    /* Grow only while the window is in use (RFC 7661 spirit): keeps an
-     * application-limited subflow from inflating its window without bound. */
-    if (2 * inflight_before < p->cwnd_bytes) return;
-    if (p->cwnd_bytes < p->ssthresh) {
-        p->cwnd_bytes += acked < s->mss ? acked : s->mss; /* slow start, RFC 5681 eq. (2) */
-    } else {
-        p->ca_acc += acked; /* congestion avoidance: one MSS per window of bytes */
-        if (p->ca_acc >= p->cwnd_bytes) {
-            p->ca_acc -= p->cwnd_bytes;
-            p->cwnd_bytes += s->mss;
-        }
+    p->ca_acc += acked; /* one MSS per window of bytes acknowledged */
+    if (p->ca_acc >= p->cwnd_bytes) {
+        p->ca_acc -= p->cwnd_bytes;
+        p->cwnd_bytes += s->mss;
     }
 }
 
-static int64_t newreno_half_flight(const mps_sim *s, int64_t flight) {
-    int64_t half = flight / 2;
-    int64_t floor2 = 2 * (int64_t)s->mss;
+static int64_t half_flight(const mps_sim *s, int64_t flight) {
+    const int64_t half = flight / 2, floor2 = 2 * (int64_t)s->mss;
     return half > floor2 ? half : floor2; /* RFC 5681 eq. (4) */
 }
 
 static void newreno_on_congestion(mps_sim *s, int j, int64_t flight) {
     mps_path *p = &s->paths[j];
-    p->ssthresh = newreno_half_flight(s, flight);
+    p->ssthresh = half_flight(s, flight);
     p->cwnd_bytes = p->ssthresh;
-    p->ca_acc = 0;
 }
 
 static void newreno_on_rto(mps_sim *s, int j, int64_t flight) {
     mps_path *p = &s->paths[j];
-    p->ssthresh = newreno_half_flight(s, flight);
+    p->ssthresh = half_flight(s, flight);
     p->cwnd_bytes = s->mss; /* loss window, RFC 5681 section 3.1 */
-    p->ca_acc = 0;
 }
 
 static const mps_cc_ops newreno_ops = {
-    "newreno", 1, newreno_init, newreno_on_ack, newreno_on_congestion, newreno_on_rto,
+    "newreno", 1, window_init, newreno_on_ack, newreno_on_congestion, newreno_on_rto,
 };
 
-const mps_cc_ops *const mps_cc_table[MPS_CC_COUNT] = {&ideal_ops, &newreno_ops};
+/* ------------------------------------------------------------------------- */
+/* Cubic (7.8): RFC 9438 in integer arithmetic, C = 0.4, beta = 0.7          */
+/* ------------------------------------------------------------------------- */
+
+int64_t mps_icbrt(__int128 x) {
+    int64_t lo = 0, hi = INT64_C(1) << 43; /* (2^43)^3 = 2^129 exceeds any argument */
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if ((__int128)mid * mid * mid <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void cubic_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
+    mps_path *p = &s->paths[j];
+    const int64_t mss = s->mss;
+    if (p->cub_epoch_start < 0) {
+        p->cub_epoch_start = now;
+        if (p->cwnd_bytes < p->cub_w_max) {
+            /* K = cbrt((W_max - cwnd) / (C * MSS)) s, here in microseconds */
+            p->cub_k_us = mps_icbrt((__int128)(p->cub_w_max - p->cwnd_bytes) * 25 * INT64_C(100000000000000000) / mss);
+            p->cub_origin = p->cub_w_max;
+        } else {
+            p->cub_k_us = 0;
+            p->cub_origin = p->cwnd_bytes;
+        }
+        p->cub_w_est = p->cwnd_bytes;
+        p->cub_est_acc = 0;
+        p->cub_acc = 0;
+    }
+    const int64_t t_us = (now - p->cub_epoch_start + p->srtt_ns) / 1000; /* W_cubic(t + RTT) */
+    int64_t d = t_us - p->cub_k_us;
+    if (d > 1000000000) d = 1000000000;
+    if (d < -1000000000) d = -1000000000;
+    const __int128 cube = (__int128)d * d * d;
+    const __int128 ten19 = (__int128)INT64_C(10000000000) * INT64_C(1000000000);
+    int64_t target = p->cub_origin + (int64_t)(4 * (__int128)mss * cube / ten19); /* C (t - K)^3 MSS, truncated */
+    const int64_t cwnd = p->cwnd_bytes;
+    if (target < cwnd) target = cwnd;
+    if (target > cwnd + cwnd / 2) target = cwnd + cwnd / 2;
+    p->cub_acc += (target - cwnd) * acked;
+    const int64_t inc = p->cub_acc / cwnd;
+    p->cub_acc -= inc * cwnd;
+    p->cub_est_acc += 9 * acked * mss; /* Reno-friendly estimate, alpha = 3(1 - beta)/(1 + beta) = 9/17 */
+    const int64_t inc2 = p->cub_est_acc / (17 * cwnd);
+    p->cub_est_acc -= inc2 * 17 * cwnd;
+    p->cub_w_est += inc2;
+    p->cwnd_bytes = cwnd + inc;
+    if (p->cub_w_est > p->cwnd_bytes) p->cwnd_bytes = p->cub_w_est;
+}
+
+/* The part of a decrease and a timeout that the two share (RFC 9438 4.6, 4.7). */
+static void cubic_reduce(mps_sim *s, mps_path *p) {
+    p->cub_epoch_start = -1;
+    p->cub_w_max = p->cwnd_bytes < p->cub_w_max ? p->cwnd_bytes * 17 / 20 : p->cwnd_bytes; /* fast convergence */
+    const int64_t reduced = p->cwnd_bytes * 7 / 10, floor2 = 2 * (int64_t)s->mss;
+    p->ssthresh = reduced > floor2 ? reduced : floor2;
+}
+
+static void cubic_on_congestion(mps_sim *s, int j, int64_t flight) {
+    mps_path *p = &s->paths[j];
+    cubic_reduce(s, p);
+    p->cwnd_bytes = p->ssthresh;
+}
+
+static void cubic_on_rto(mps_sim *s, int j, int64_t flight) {
+    mps_path *p = &s->paths[j];
+    cubic_reduce(s, p);
+    p->cwnd_bytes = s->mss;
+}
+
+static const mps_cc_ops cubic_ops = {
+    "cubic", 1, window_init, cubic_on_ack, cubic_on_congestion, cubic_on_rto,
+};
+
+/* ------------------------------------------------------------------------- */
+/* Coupled controllers: LIA (7.9) and OLIA (7.10)                            */
+/* ------------------------------------------------------------------------- */
+
+static double rtt_of(const mps_path *p) { return (double)(p->srtt_ns > 1 ? p->srtt_ns : 1); }
+
+/* Adds a real increase to a subflow's window through its fraction accumulator. */
+static void add_real(mps_sim *s, mps_path *p, double *acc, double inc) {
+    *acc += inc;
+    const double whole = floor(*acc);
+    *acc -= whole;
+    p->cwnd_bytes += (int64_t)whole;
+    if (p->cwnd_bytes < s->mss) p->cwnd_bytes = s->mss;
+}
+
+/* RFC 6356 section 3. */
+static void lia_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
+    mps_path *p = &s->paths[j];
+    double tot = 0.0, best = 0.0, den = 0.0;
+    for (int k = 0; k < s->n_paths; k++) {
+        const mps_path *q = &s->paths[k];
+        if (q->cc != MPS_CC_LIA) continue;
+        const double w = (double)q->cwnd_bytes, rtt = rtt_of(q);
+        tot += w;
+        const double ratio = w / (rtt * rtt);
+        if (ratio > best) best = ratio;
+        den += w / rtt;
+    }
+    const double alpha = tot * best / (den * den);
+    const double a = (double)acked, m = (double)s->mss;
+    const double coupled = alpha * a * m / tot;
+    const double single = a * m / (double)p->cwnd_bytes;
+    add_real(s, p, &p->lia_acc, coupled < single ? coupled : single);
+}
+
+/* Khalili et al., "MPTCP is not Pareto-optimal" (seed 002 eq. (2)). */
+static void olia_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
+    mps_path *p = &s->paths[j];
+    int64_t max_w = 0;
+    double max_q = 0.0, den = 0.0;
+    int n_set = 0;
+    for (int k = 0; k < s->n_paths; k++) {
+        const mps_path *q = &s->paths[k];
+        if (q->cc != MPS_CC_OLIA) continue;
+        n_set++;
+        if (q->cwnd_bytes > max_w) max_w = q->cwnd_bytes;
+        const double l = (double)(q->olia_l1 > q->olia_l2 ? q->olia_l1 : q->olia_l2);
+        const double quality = l * l / rtt_of(q);
+        if (quality > max_q) max_q = quality;
+        den += (double)q->cwnd_bytes / rtt_of(q);
+    }
+    int n_m = 0, n_x = 0, r_in_m = 0, r_in_x = 0;
+    for (int k = 0; k < s->n_paths; k++) {
+        const mps_path *q = &s->paths[k];
+        if (q->cc != MPS_CC_OLIA) continue;
+        const double l = (double)(q->olia_l1 > q->olia_l2 ? q->olia_l1 : q->olia_l2);
+        const int in_m = q->cwnd_bytes == max_w;
+        const int in_b = l * l / rtt_of(q) == max_q;
+        n_m += in_m;
+        n_x += in_b && !in_m;
+        if (k == j) {
+            r_in_m = in_m;
+            r_in_x = in_b && !in_m;
+        }
+    }
+    double alpha = 0.0;
+    if (r_in_x)
+        alpha = 1.0 / (double)(n_set * n_x);
+    else if (n_x > 0 && r_in_m)
+        alpha = -1.0 / (double)(n_set * n_m);
+    const double a = (double)acked, m = (double)s->mss, rtt = rtt_of(p);
+    const double inc = (double)p->cwnd_bytes / (rtt * rtt) / (den * den) * a * m + alpha * a * m / (double)p->cwnd_bytes;
+    add_real(s, p, &p->olia_acc, inc);
+}
+
+static void olia_loss(mps_path *p) {
+    p->olia_l2 = p->olia_l1;
+    p->olia_l1 = 0;
+}
+
+static void olia_on_congestion(mps_sim *s, int j, int64_t flight) {
+    olia_loss(&s->paths[j]);
+    newreno_on_congestion(s, j, flight);
+}
+
+static void olia_on_rto(mps_sim *s, int j, int64_t flight) {
+    olia_loss(&s->paths[j]);
+    newreno_on_rto(s, j, flight);
+}
+
+static const mps_cc_ops lia_ops = {
+    "lia", 1, window_init, lia_on_ack, newreno_on_congestion, newreno_on_rto,
+};
+
+static const mps_cc_ops olia_ops = {
+    "olia", 1, window_init, olia_on_ack, olia_on_congestion, olia_on_rto,
+};
+
+const mps_cc_ops *const mps_cc_table[MPS_CC_COUNT] = {&ideal_ops, &newreno_ops, &cubic_ops, &lia_ops, &olia_ops};

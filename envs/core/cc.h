@@ -1,10 +1,11 @@
 /*
- * Congestion-control interface of a subflow (docs/model.md 7.3-7.6).
+ * Congestion-control interface of a subflow (docs/model.md 7.3-7.10).
  *
  * The loss-recovery machinery (records, the 3-duplicate-ACK rule, recovery periods,
- * the RTO timer) is common to every window-based controller and lives in sim.c; a
- * controller only decides how the window reacts. Coupled controllers read the other
- * subflows through the simulator handed to them.
+ * the RTO timer) and slow start are common to every window-based controller and live in
+ * sim.c; a controller decides congestion avoidance and how the window reacts to a loss or
+ * a timeout. Coupled controllers (LIA, OLIA) read the other subflows of the connection
+ * through the simulator handed to them.
  */
 #ifndef MPSCHED_CC_H
 #define MPSCHED_CC_H
@@ -16,8 +17,8 @@ typedef struct mps_cc_ops {
     /* 0: link-clocked (ideal), never window-limited, no timer; 1: window-based. */
     int window_based;
     void (*init)(mps_sim *s, int j);
-    /* Window growth for newly acknowledged bytes outside recovery (7.3 step 6). */
-    void (*on_ack)(mps_sim *s, int j, int64_t acked_bytes, int64_t inflight_before);
+    /* Congestion-avoidance increase for newly acknowledged bytes (7.3 step 6). */
+    void (*on_ack)(mps_sim *s, int j, int64_t acked_bytes, int64_t now);
     /* A new congestion event (7.4); flight = bytes in flight before the loss. */
     void (*on_congestion)(mps_sim *s, int j, int64_t flight);
     /* A retransmission timeout (7.5); flight = bytes in flight before it. */
@@ -25,5 +26,10 @@ typedef struct mps_cc_ops {
 } mps_cc_ops;
 
 extern const mps_cc_ops *const mps_cc_table[MPS_CC_COUNT];
+/* Names indexed by enum mps_cc_kind. */
+extern const char *const mps_cc_names[MPS_CC_COUNT];
+
+/* The largest y >= 0 with y^3 <= x (x >= 0). */
+int64_t mps_icbrt(__int128 x);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "cc.h"
 #include "obs.h"
 #include "policy.h"
 #include "sim.h"
@@ -238,36 +239,141 @@ static void Sim_dealloc(PyObject *obj) {
     Py_TYPE(obj)->tp_free(obj);
 }
 
-static int parse_cc(PyObject *dict, const char *ctx, int32_t *out) {
-    PyObject *v = PyDict_GetItemString(dict, "cc");
+/* A string field that must be one of names[0..count-1]; stores its index. */
+static int parse_name(PyObject *dict, const char *ctx, const char *key, const char *const *names, int count,
+                      int32_t *out) {
+    PyObject *v = PyDict_GetItemString(dict, key);
     if (!v) {
-        PyErr_Format(PyExc_KeyError, "%s.cc: missing", ctx);
+        PyErr_Format(PyExc_KeyError, "%s.%s: missing", ctx, key);
         return -1;
     }
     if (!PyUnicode_Check(v)) {
-        PyErr_Format(PyExc_TypeError, "%s.cc: expected a str, got %s", ctx, Py_TYPE(v)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s.%s: expected a str, got %s", ctx, key, Py_TYPE(v)->tp_name);
         return -1;
     }
     const char *name = PyUnicode_AsUTF8(v);
     if (!name) return -1;
-    if (strcmp(name, "ideal") == 0)
-        *out = MPS_CC_IDEAL;
-    else if (strcmp(name, "newreno") == 0)
-        *out = MPS_CC_NEWRENO;
-    else {
-        PyErr_Format(PyExc_ValueError, "%s.cc: unknown congestion control '%s' (known: ideal, newreno)", ctx, name);
+    for (int k = 0; k < count; k++) {
+        if (strcmp(name, names[k]) == 0) {
+            *out = k;
+            return 0;
+        }
+    }
+    char known[128] = "";
+    for (int k = 0; k < count; k++) {
+        strncat(known, names[k], sizeof known - strlen(known) - 1);
+        if (k + 1 < count) strncat(known, ", ", sizeof known - strlen(known) - 1);
+    }
+    PyErr_Format(PyExc_ValueError, "%s.%s: unknown value '%s' (known: %s)", ctx, key, name, known);
+    return -1;
+}
+
+static int get_threshold(PyObject *dict, const char *key, const char *ctx, uint64_t *out) {
+    int64_t x;
+    if (get_int64(dict, key, ctx, &x) != 0) return -1;
+    if (x < 0) {
+        PyErr_Format(PyExc_ValueError, "%s.%s: %lld is negative", ctx, key, (long long)x);
         return -1;
     }
+    *out = (uint64_t)x;
     return 0;
+}
+
+static const char *const LOSS_MODELS[2] = {"iid", "gilbert_elliott"};
+static const char *const RECEIVERS[2] = {"block", "in_order"};
+
+/* Buffers acquired while a Sim is built, released together. */
+typedef struct {
+    Py_buffer bufs[2 * MPS_MAX_LINKS + 5];
+    int n;
+} buffer_pool;
+
+static int parse_link(PyObject *ld, int l, buffer_pool *pool, mps_link_config *lc) {
+    char ctx[32], what[64];
+    snprintf(ctx, sizeof ctx, "links[%d]", l);
+    if (!PyDict_Check(ld)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a dict, got %s", ctx, Py_TYPE(ld)->tp_name);
+        return -1;
+    }
+    if (get_int64(ld, "queue_bytes", ctx, &lc->queue_bytes) || get_int64(ld, "bw_cycle_ns", ctx, &lc->bw_cycle_ns))
+        return -1;
+    PyObject *starts = PyDict_GetItemString(ld, "bw_start_ns");
+    PyObject *rates = PyDict_GetItemString(ld, "bw_rate_bps");
+    if (!starts || !rates) {
+        PyErr_Format(PyExc_KeyError, "%s: bw_start_ns and bw_rate_bps are required", ctx);
+        return -1;
+    }
+    Py_ssize_t free_shape[1] = {-1};
+    snprintf(what, sizeof what, "%s.bw_start_ns", ctx);
+    if (get_array(starts, 'q', 1, free_shape, 0, what, &pool->bufs[pool->n]) != 0) return -1;
+    Py_buffer *sb = &pool->bufs[pool->n++];
+    Py_ssize_t rate_shape[1] = {sb->shape[0]};
+    snprintf(what, sizeof what, "%s.bw_rate_bps", ctx);
+    if (get_array(rates, 'q', 1, rate_shape, 0, what, &pool->bufs[pool->n]) != 0) return -1;
+    Py_buffer *rb = &pool->bufs[pool->n++];
+    if (sb->shape[0] < 1 || sb->shape[0] > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s.bw_start_ns: the bandwidth schedule is empty", ctx);
+        return -1;
+    }
+    lc->bw_n = (int32_t)sb->shape[0];
+    lc->bw_start_ns = (const int64_t *)sb->buf;
+    lc->bw_rate_bps = (const int64_t *)rb->buf;
+    return 0;
+}
+
+static int parse_subflow(PyObject *pd, const char *what, int j, int cross, mps_subflow_config *pc) {
+    char ctx[32];
+    snprintf(ctx, sizeof ctx, "%s[%d]", what, j);
+    if (!PyDict_Check(pd)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a dict, got %s", ctx, Py_TYPE(pd)->tp_name);
+        return -1;
+    }
+    int64_t link;
+    if (get_int64(pd, "link", ctx, &link) || get_int64(pd, "fwd_delay_ns", ctx, &pc->fwd_delay_ns) ||
+        get_int64(pd, "rev_delay_ns", ctx, &pc->rev_delay_ns) ||
+        parse_name(pd, ctx, "loss_model", LOSS_MODELS, 2, &pc->loss_model) ||
+        get_threshold(pd, "loss_threshold", ctx, &pc->loss_threshold) ||
+        get_threshold(pd, "ge_p_threshold", ctx, &pc->ge_p_threshold) ||
+        get_threshold(pd, "ge_r_threshold", ctx, &pc->ge_r_threshold) ||
+        get_threshold(pd, "ge_bad_loss_threshold", ctx, &pc->ge_bad_loss_threshold) ||
+        parse_name(pd, ctx, "cc", mps_cc_names, MPS_CC_COUNT, &pc->cc) ||
+        get_int64(pd, "initial_cwnd_bytes", ctx, &pc->initial_cwnd_bytes) ||
+        get_int64(pd, "min_rto_ns", ctx, &pc->min_rto_ns) || get_int64(pd, "max_rto_ns", ctx, &pc->max_rto_ns) ||
+        get_int64(pd, "ring_capacity", ctx, &pc->ring_capacity))
+        return -1;
+    if (link < 0 || link >= MPS_MAX_LINKS) {
+        PyErr_Format(PyExc_ValueError, "%s.link: %lld is not a link index", ctx, (long long)link);
+        return -1;
+    }
+    pc->link = (int32_t)link;
+    if (cross) return get_int64(pd, "start_ns", ctx, &pc->start_ns) || get_int64(pd, "stop_ns", ctx, &pc->stop_ns);
+    pc->start_ns = 0;
+    pc->stop_ns = MPS_MAX_TIME_NS;
+    return 0;
+}
+
+/* A list (or tuple) argument of at most `most` items. */
+static Py_ssize_t sequence_arg(PyObject *seq, const char *what, Py_ssize_t least, Py_ssize_t most) {
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a list of dicts", what);
+        return -1;
+    }
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n < least || n > most) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd given; %zd to %zd are supported", what, n, least, most);
+        return -1;
+    }
+    return n;
 }
 
 static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     SimObject *self = (SimObject *)obj;
-    static char *kwlist[] = {"mss_bytes", "header_bytes", "end_ns", "seed", "paths", "blocks", NULL};
-    long long mss, header, end_ns;
-    PyObject *seed_obj, *paths, *blocks;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOO", kwlist, &mss, &header, &end_ns, &seed_obj, &paths,
-                                     &blocks))
+    static char *kwlist[] = {"mss_bytes", "header_bytes", "end_ns", "seed", "receiver", "rbuf_bytes", "links",
+                             "paths", "cross", "blocks", NULL};
+    long long mss, header, end_ns, rbuf;
+    PyObject *seed_obj, *receiver, *links, *paths, *cross, *blocks;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOLOOOO", kwlist, &mss, &header, &end_ns, &seed_obj, &receiver,
+                                     &rbuf, &links, &paths, &cross, &blocks))
         return -1;
     if (self->sim) {
         PyErr_SetString(PyExc_RuntimeError, "Sim is already initialized");
@@ -283,69 +389,37 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     cfg.mss_bytes = (int32_t)mss;
     cfg.header_bytes = (int32_t)header;
     cfg.end_ns = (int64_t)end_ns;
+    cfg.rbuf_bytes = (int64_t)rbuf;
     if (as_uint64(seed_obj, "seed", &cfg.seed) != 0) return -1;
-    if (!PyList_Check(paths) && !PyTuple_Check(paths)) {
-        PyErr_SetString(PyExc_TypeError, "paths: expected a list of dicts");
-        return -1;
+    {
+        PyObject *holder = Py_BuildValue("{sO}", "receiver", receiver);
+        if (!holder) return -1;
+        int bad = parse_name(holder, "sim", "receiver", RECEIVERS, 2, &cfg.receiver);
+        Py_DECREF(holder);
+        if (bad) return -1;
     }
-    Py_ssize_t n_paths = PySequence_Size(paths);
-    if (n_paths < 1 || n_paths > MPS_MAX_PATHS) {
-        PyErr_Format(PyExc_ValueError, "paths: %zd paths given; 1 to %d are supported", n_paths, MPS_MAX_PATHS);
-        return -1;
-    }
+    const Py_ssize_t n_links = sequence_arg(links, "links", 1, MPS_MAX_LINKS);
+    const Py_ssize_t n_paths = n_links < 0 ? -1 : sequence_arg(paths, "paths", 1, MPS_MAX_PATHS);
+    const Py_ssize_t n_cross = n_paths < 0 ? -1 : sequence_arg(cross, "cross", 0, MPS_MAX_CROSS);
+    if (n_cross < 0) return -1;
     if (!PyDict_Check(blocks)) {
         PyErr_SetString(PyExc_TypeError, "blocks: expected a dict of arrays");
         return -1;
     }
+    cfg.n_links = (int32_t)n_links;
     cfg.n_paths = (int32_t)n_paths;
+    cfg.n_cross = (int32_t)n_cross;
 
-    Py_buffer bufs[2 * MPS_MAX_PATHS + 5];
-    int nbufs = 0, rc = -1;
-    char ctx[32];
-    for (Py_ssize_t j = 0; j < n_paths; j++) {
-        PyObject *pd = PySequence_Fast_GET_ITEM(paths, j); /* list or tuple */
-        snprintf(ctx, sizeof ctx, "paths[%zd]", j);
-        if (!PyDict_Check(pd)) {
-            PyErr_Format(PyExc_TypeError, "%s: expected a dict, got %s", ctx, Py_TYPE(pd)->tp_name);
+    buffer_pool pool;
+    pool.n = 0;
+    int rc = -1;
+    for (Py_ssize_t l = 0; l < n_links; l++)
+        if (parse_link(PySequence_Fast_GET_ITEM(links, l), (int)l, &pool, &cfg.links[l]) != 0) goto done;
+    for (Py_ssize_t j = 0; j < n_paths; j++)
+        if (parse_subflow(PySequence_Fast_GET_ITEM(paths, j), "paths", (int)j, 0, &cfg.subflows[j]) != 0) goto done;
+    for (Py_ssize_t x = 0; x < n_cross; x++)
+        if (parse_subflow(PySequence_Fast_GET_ITEM(cross, x), "cross", (int)x, 1, &cfg.subflows[n_paths + x]) != 0)
             goto done;
-        }
-        mps_path_config *pc = &cfg.paths[j];
-        int64_t loss;
-        if (get_int64(pd, "fwd_delay_ns", ctx, &pc->fwd_delay_ns) || get_int64(pd, "rev_delay_ns", ctx, &pc->rev_delay_ns) ||
-            get_int64(pd, "queue_bytes", ctx, &pc->queue_bytes) || get_int64(pd, "loss_threshold", ctx, &loss) ||
-            get_int64(pd, "initial_cwnd_bytes", ctx, &pc->initial_cwnd_bytes) ||
-            get_int64(pd, "min_rto_ns", ctx, &pc->min_rto_ns) || get_int64(pd, "max_rto_ns", ctx, &pc->max_rto_ns) ||
-            get_int64(pd, "bw_cycle_ns", ctx, &pc->bw_cycle_ns) ||
-            get_int64(pd, "ring_capacity", ctx, &pc->ring_capacity) || parse_cc(pd, ctx, &pc->cc))
-            goto done;
-        if (loss < 0) {
-            PyErr_Format(PyExc_ValueError, "%s.loss_threshold: %lld is negative", ctx, (long long)loss);
-            goto done;
-        }
-        pc->loss_threshold = (uint64_t)loss;
-        PyObject *starts = PyDict_GetItemString(pd, "bw_start_ns");
-        PyObject *rates = PyDict_GetItemString(pd, "bw_rate_bps");
-        if (!starts || !rates) {
-            PyErr_Format(PyExc_KeyError, "%s: bw_start_ns and bw_rate_bps are required", ctx);
-            goto done;
-        }
-        Py_ssize_t free_shape[1] = {-1};
-        char what[64];
-        snprintf(what, sizeof what, "%s.bw_start_ns", ctx);
-        if (get_array(starts, 'q', 1, free_shape, 0, what, &bufs[nbufs]) != 0) goto done;
-        Py_buffer *sb = &bufs[nbufs++];
-        Py_ssize_t rate_shape[1] = {sb->shape[0]};
-        snprintf(what, sizeof what, "%s.bw_rate_bps", ctx);
-        if (get_array(rates, 'q', 1, rate_shape, 0, what, &bufs[nbufs]) != 0) goto done;
-        Py_buffer *rb = &bufs[nbufs++];
-        if (sb->shape[0] < 1 || sb->shape[0] > INT32_MAX) {
-            PyErr_Format(PyExc_ValueError, "%s.bw_start_ns: the bandwidth schedule is empty", ctx);
-            goto done;
-        }
-        pc->bw_n = (int32_t)sb->shape[0];
-        pc->bw_start_ns = (const int64_t *)sb->buf;
-        pc->bw_rate_bps = (const int64_t *)rb->buf;
-    }
     {
         static const char *names[5] = {"arrival_ns", "size_bytes", "deadline_ns", "priority", "weight"};
         static const char kinds[5] = {'q', 'q', 'q', 'i', 'd'};
@@ -359,10 +433,10 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
                 PyErr_Format(PyExc_KeyError, "%s: missing", what);
                 goto done;
             }
-            if (get_array(a, kinds[k], 1, shape, 0, what, &bufs[nbufs]) != 0) goto done;
-            shape[0] = bufs[nbufs].shape[0];
-            ptrs[k] = bufs[nbufs].buf;
-            nbufs++;
+            if (get_array(a, kinds[k], 1, shape, 0, what, &pool.bufs[pool.n]) != 0) goto done;
+            shape[0] = pool.bufs[pool.n].shape[0];
+            ptrs[k] = pool.bufs[pool.n].buf;
+            pool.n++;
         }
         if (shape[0] < 1 || shape[0] >= INT32_MAX) {
             PyErr_Format(PyExc_ValueError, "blocks: %zd blocks given; at least 1 is needed", shape[0]);
@@ -390,7 +464,7 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     self->policy.id = -1;
     rc = 0;
 done:
-    for (int i = 0; i < nbufs; i++) PyBuffer_Release(&bufs[i]);
+    for (int i = 0; i < pool.n; i++) PyBuffer_Release(&pool.bufs[i]);
     return rc;
 }
 
@@ -524,8 +598,9 @@ static PyObject *Sim_sendable(PyObject *obj, PyObject *arg) {
 }
 
 /* Arrays that can be viewed: a field of the block records (stride 64 bytes), a cold
- * per-block array, a per-block x path array, or a field of the path records. */
-enum { V_BLOCK, V_COLD, V_BLOCK_PATH, V_PATH };
+ * per-block array, a per-block x path array, a field of the path records, or a
+ * per-piece array of the in-order receiver. */
+enum { V_BLOCK, V_COLD, V_BLOCK_PATH, V_PATH, V_PIECE };
 
 typedef struct {
     const char *name;
@@ -539,6 +614,7 @@ typedef struct {
 #define VC(name, field) {name, V_COLD, "q", 8, offsetof(mps_sim, field)}
 #define VX(name, field) {name, V_BLOCK_PATH, "q", 8, offsetof(mps_sim, field)}
 #define VP(name, field, fmt) {name, V_PATH, fmt, sizeof(((mps_path *)0)->field), offsetof(mps_path, field)}
+#define VQ(name, field, fmt, size) {name, V_PIECE, fmt, size, offsetof(mps_sim, field)}
 
 static const view_desc VIEWS[] = {
     VC("arrival_ns", arrival_ns),
@@ -551,6 +627,7 @@ static const view_desc VIEWS[] = {
     VB("acked_bytes", acked_bytes, "i"),
     VB("recv_bytes", recv_bytes, "i"),
     VB("flags", flags, "I"),
+    VB("piece_off", piece_off, "i"),
     VC("duplicate_bytes", duplicate_bytes),
     VC("first_send_ns", first_send_ns),
     VC("completion_ns", completion_ns),
@@ -577,20 +654,20 @@ static const view_desc VIEWS[] = {
     VP("fast_recoveries", fast_recoveries, "q"),
     VP("delivered_bytes", delivered_bytes, "q"),
     VP("dropped_bytes", dropped_bytes, "q"),
+    VP("loss_bursts", loss_bursts, "q"),
+    VQ("piece_arrival_ns", piece_arrival_ns, "q", 8),
+    VQ("piece_delivery_ns", piece_delivery_ns, "q", 8),
+    VQ("piece_first_send_ns", piece_first_send_ns, "q", 8),
+    VQ("dsn_order", dsn_order, "i", 4),
 };
 
-static PyObject *Sim_view(PyObject *obj, PyObject *arg) {
-    SimObject *self = (SimObject *)obj;
-    SIM_READY(self);
-    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
-    if (!name) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "view: expected an array name");
-        return NULL;
-    }
-    mps_sim *s = self->sim;
+/* view(name) for paths, cross_view(name) for the cross flows' records. */
+static PyObject *make_view(PyObject *obj, const char *name, int cross) {
+    mps_sim *s = ((SimObject *)obj)->sim;
     for (size_t k = 0; k < sizeof VIEWS / sizeof VIEWS[0]; k++) {
         const view_desc *d = &VIEWS[k];
         if (strcmp(d->name, name) != 0) continue;
+        if (cross && d->where != V_PATH) break;
         switch (d->where) {
         case V_BLOCK:
             return make_buffer(obj, (char *)s->blk + d->offset, d->format, d->itemsize, s->n_blocks, 0,
@@ -601,14 +678,35 @@ static PyObject *Sim_view(PyObject *obj, PyObject *arg) {
         case V_BLOCK_PATH:
             return make_buffer(obj, *(void **)((char *)s + d->offset), d->format, d->itemsize, s->n_blocks,
                                s->n_paths, d->itemsize);
+        case V_PIECE:
+            if (s->receiver != MPS_RECEIVER_IN_ORDER) {
+                PyErr_Format(PyExc_KeyError, "view: '%s' exists only with the in-order receiver", name);
+                return NULL;
+            }
+            return make_buffer(obj, *(void **)((char *)s + d->offset), d->format, d->itemsize, s->n_pieces, 0,
+                               d->itemsize);
         default:
-            return make_buffer(obj, (char *)s->paths + d->offset, d->format, d->itemsize, s->n_paths, 0,
-                               sizeof(mps_path));
+            return make_buffer(obj, (char *)&s->paths[cross ? s->n_paths : 0] + d->offset, d->format, d->itemsize,
+                               cross ? s->n_cross : s->n_paths, 0, sizeof(mps_path));
         }
     }
-    PyErr_Format(PyExc_KeyError, "view: no array named '%s'", name);
+    PyErr_Format(PyExc_KeyError, "%s: no array named '%s'", cross ? "cross_view" : "view", name);
     return NULL;
 }
+
+static PyObject *view_method(PyObject *obj, PyObject *arg, int cross) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!name) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "view: expected an array name");
+        return NULL;
+    }
+    return make_view(obj, name, cross);
+}
+
+static PyObject *Sim_view(PyObject *obj, PyObject *arg) { return view_method(obj, arg, 0); }
+static PyObject *Sim_cross_view(PyObject *obj, PyObject *arg) { return view_method(obj, arg, 1); }
 
 static PyObject *Sim_view_names(PyObject *cls, PyObject *unused) {
     size_t n = sizeof VIEWS / sizeof VIEWS[0];
@@ -703,7 +801,15 @@ static PyObject *Sim_obs_step(PyObject *obj, PyObject *arg) {
 
 SIM_GETTER(now_ns, PyLong_FromLongLong(s->now))
 SIM_GETTER(n_arrived, PyLong_FromLong(s->n_arrived))
-SIM_GETTER(n_sendable, PyLong_FromLong(s->n_sendable))
+SIM_GETTER(n_sendable, PyLong_FromLong(mps_n_sendable(s)))
+SIM_GETTER(n_cross, PyLong_FromLong(s->n_cross))
+SIM_GETTER(n_links, PyLong_FromLong(s->n_links))
+SIM_GETTER(n_pieces, PyLong_FromLongLong(s->n_pieces))
+SIM_GETTER(receiver, PyUnicode_FromString(s->receiver == MPS_RECEIVER_IN_ORDER ? "in_order" : "block"))
+SIM_GETTER(n_dsn, PyLong_FromLong(s->n_dsn))
+SIM_GETTER(rcv_nxt, PyLong_FromLongLong(s->rcv_nxt))
+SIM_GETTER(rbuf_used, PyLong_FromLongLong(s->rbuf_used))
+SIM_GETTER(window_open, PyBool_FromLong(s->window_open))
 SIM_GETTER(n_blocks, PyLong_FromLong(s->n_blocks))
 SIM_GETTER(n_paths, PyLong_FromLong(s->n_paths))
 SIM_GETTER(mss_bytes, PyLong_FromLong(s->mss))
@@ -721,6 +827,14 @@ static PyGetSetDef Sim_getset[] = {
     {"n_sendable", Sim_get_n_sendable, NULL, "Blocks with bytes to send now.", NULL},
     {"n_blocks", Sim_get_n_blocks, NULL, "Blocks in the episode.", NULL},
     {"n_paths", Sim_get_n_paths, NULL, "Paths in the episode.", NULL},
+    {"n_cross", Sim_get_n_cross, NULL, "Cross flows in the episode.", NULL},
+    {"n_links", Sim_get_n_links, NULL, "Links in the episode.", NULL},
+    {"n_pieces", Sim_get_n_pieces, NULL, "Pieces (packets of payload) of all blocks.", NULL},
+    {"receiver", Sim_get_receiver, NULL, "'block' or 'in_order'.", NULL},
+    {"n_dsn", Sim_get_n_dsn, NULL, "Pieces given a sequence position so far (in-order receiver).", NULL},
+    {"rcv_nxt", Sim_get_rcv_nxt, NULL, "Bytes delivered in sequence (in-order receiver).", NULL},
+    {"rbuf_used", Sim_get_rbuf_used, NULL, "Bytes waiting in the receive buffer (in-order receiver).", NULL},
+    {"window_open", Sim_get_window_open, NULL, "Whether new data may be sent (section 7).", NULL},
     {"mss_bytes", Sim_get_mss_bytes, NULL, "Largest packet payload [bytes].", NULL},
     {"end_ns", Sim_get_end_ns, NULL, "Horizon [ns].", NULL},
     {"pending_path", Sim_get_pending_path, NULL, "Path of the pending decision, or -1.", NULL},
@@ -743,6 +857,7 @@ static PyMethodDef Sim_methods[] = {
     {"sendable", Sim_sendable, METH_O, "sendable(out): write sendable block indices into an int32 array."},
     {"view", Sim_view, METH_O, "view(name): read-only buffer over a block or path array."},
     {"view_names", Sim_view_names, METH_NOARGS | METH_CLASS, "Names accepted by view()."},
+    {"cross_view", Sim_cross_view, METH_O, "cross_view(name): read-only buffer over a cross-flow array."},
     {"bind_obs", Sim_bind_obs, METH_VARARGS,
      "bind_obs(K, Pmax, invalid_as_wait, obs, mask, slots): buffers for obs_step; writes the current observation."},
     {"obs_step", Sim_obs_step, METH_O,

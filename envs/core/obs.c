@@ -11,7 +11,7 @@ static int select_slots(mps_sim *s, int K, int32_t *slot_blocks) {
     int n = 0;
     /* unexpired blocks, earliest deadline first */
     for (int32_t w = cut >> 6; w <= s->dl_hi_word && n < K; w++) {
-        uint64_t x = s->dl_bits[w];
+        uint64_t x = mps_sendable_rank_word(s, w);
         if (w == (cut >> 6)) x &= ~UINT64_C(0) << (cut & 63);
         while (x && n < K) {
             slot_blocks[n++] = s->dl_order[(w << 6) + __builtin_ctzll(x)];
@@ -20,7 +20,7 @@ static int select_slots(mps_sim *s, int K, int32_t *slot_blocks) {
     }
     /* then expired blocks, most recently expired first */
     for (int32_t w = (cut - 1) >> 6; cut > 0 && w >= 0 && n < K; w--) {
-        uint64_t x = s->dl_bits[w];
+        uint64_t x = mps_sendable_rank_word(s, w);
         const int32_t top = cut - 1 - (w << 6); /* highest rank of this word still below cut */
         if (top < 63) x &= (UINT64_C(1) << (top + 1)) - 1;
         while (x && n < K) {

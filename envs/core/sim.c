@@ -104,53 +104,86 @@ static inline int fifo_push(mps_sim *s, mps_fifo *f, const mps_pkt *p) {
         }                                     \
     } while (0)
 
+static int check_schedule(const char *what, int index, const int64_t *start, const int64_t *rate, int32_t n,
+                          int64_t cycle, char *err, size_t errlen) {
+    CHECK(n >= 1 && start && rate, "%s[%d].bw_start_ns: empty bandwidth schedule", what, index);
+    CHECK(start[0] == 0, "%s[%d].bw_start_ns[0]: %lld; the schedule must start at 0", what, index, (long long)start[0]);
+    for (int32_t k = 0; k < n; k++) {
+        CHECK(rate[k] >= 0 && rate[k] <= MPS_MAX_RATE_BPS, "%s[%d].bw_rate_bps[%d]: %lld is outside [0, 1e12]", what,
+              index, k, (long long)rate[k]);
+        if (k > 0)
+            CHECK(start[k] > start[k - 1] && start[k] <= MPS_MAX_TIME_NS,
+                  "%s[%d].bw_start_ns[%d]: %lld does not increase strictly (previous %lld)", what, index, k,
+                  (long long)start[k], (long long)start[k - 1]);
+    }
+    CHECK(cycle == 0 || (cycle > start[n - 1] && cycle <= MPS_MAX_TIME_NS),
+          "%s[%d].bw_cycle_ns: %lld must be 0 or greater than the last segment start %lld", what, index,
+          (long long)cycle, (long long)start[n - 1]);
+    return 0;
+}
+
+static int check_subflow(const mps_config *c, const mps_subflow_config *p, const char *what, int j, char *err,
+                         size_t errlen) {
+    CHECK(p->link >= 0 && p->link < c->n_links, "%s[%d].link: %d is not one of the %d links", what, j, p->link,
+          c->n_links);
+    CHECK(p->fwd_delay_ns >= 0 && p->fwd_delay_ns <= MPS_MAX_DELAY_NS, "%s[%d].fwd_delay_ns: %lld is outside [0, 2^50]",
+          what, j, (long long)p->fwd_delay_ns);
+    CHECK(p->rev_delay_ns >= 0 && p->rev_delay_ns <= MPS_MAX_DELAY_NS, "%s[%d].rev_delay_ns: %lld is outside [0, 2^50]",
+          what, j, (long long)p->rev_delay_ns);
+    CHECK(p->loss_model == MPS_LOSS_IID || p->loss_model == MPS_LOSS_GILBERT_ELLIOTT,
+          "%s[%d].loss_model: %d is not a known loss model", what, j, p->loss_model);
+    CHECK(p->loss_threshold <= MPS_PROB_ONE && p->ge_p_threshold <= MPS_PROB_ONE && p->ge_r_threshold <= MPS_PROB_ONE &&
+              p->ge_bad_loss_threshold <= MPS_PROB_ONE,
+          "%s[%d]: loss thresholds must be in [0, 2^53]", what, j);
+    CHECK(p->cc >= 0 && p->cc < MPS_CC_COUNT, "%s[%d].cc: %d is not a known controller", what, j, p->cc);
+    CHECK(p->initial_cwnd_bytes >= c->mss_bytes && p->initial_cwnd_bytes <= (INT64_C(1) << 40),
+          "%s[%d].initial_cwnd_bytes: %lld is outside [mss_bytes, 2^40]", what, j, (long long)p->initial_cwnd_bytes);
+    CHECK(p->min_rto_ns >= 1 && p->min_rto_ns <= p->max_rto_ns && p->max_rto_ns <= MPS_MAX_DELAY_NS,
+          "%s[%d]: min_rto_ns %lld and max_rto_ns %lld must satisfy 1 <= min <= max <= 2^50", what, j,
+          (long long)p->min_rto_ns, (long long)p->max_rto_ns);
+    CHECK(p->ring_capacity >= 16 && p->ring_capacity <= (INT64_C(1) << 24) &&
+              (p->ring_capacity & (p->ring_capacity - 1)) == 0,
+          "%s[%d].ring_capacity: %lld must be a power of two in [16, 2^24]", what, j, (long long)p->ring_capacity);
+    return 0;
+}
+
 int mps_config_check(const mps_config *c, char *err, size_t errlen) {
     CHECK(c->mss_bytes >= 1 && c->mss_bytes <= 65535, "mss_bytes: %d is outside [1, 65535]", c->mss_bytes);
     CHECK(c->header_bytes >= 0 && c->header_bytes <= 1024, "header_bytes: %d is outside [0, 1024]",
           c->header_bytes);
     CHECK(c->end_ns >= 0 && c->end_ns <= MPS_MAX_TIME_NS, "end_ns: %lld is outside [0, 2^62]",
           (long long)c->end_ns);
+    CHECK(c->receiver == MPS_RECEIVER_BLOCK || c->receiver == MPS_RECEIVER_IN_ORDER,
+          "receiver: %d is not a known receiver", c->receiver);
+    CHECK(c->rbuf_bytes >= c->mss_bytes && c->rbuf_bytes <= (INT64_C(1) << 50),
+          "rbuf_bytes: %lld is outside [mss_bytes, 2^50]", (long long)c->rbuf_bytes);
+    CHECK(c->n_links >= 1 && c->n_links <= MPS_MAX_LINKS, "links: %d links given; 1 to %d are supported", c->n_links,
+          MPS_MAX_LINKS);
     CHECK(c->n_paths >= 1 && c->n_paths <= MPS_MAX_PATHS, "paths: %d paths given; 1 to %d are supported",
           c->n_paths, MPS_MAX_PATHS);
+    CHECK(c->n_cross >= 0 && c->n_cross <= MPS_MAX_CROSS, "cross: %d cross flows given; at most %d are supported",
+          c->n_cross, MPS_MAX_CROSS);
     CHECK(c->n_blocks >= 1 && c->n_blocks < INT32_MAX, "blocks: %d blocks given; at least 1 is needed",
           c->n_blocks);
     const int64_t min_queue = (int64_t)c->mss_bytes + c->header_bytes;
-    for (int j = 0; j < c->n_paths; j++) {
-        const mps_path_config *p = &c->paths[j];
-        CHECK(p->fwd_delay_ns >= 0 && p->fwd_delay_ns <= MPS_MAX_DELAY_NS,
-              "paths[%d].fwd_delay_ns: %lld is outside [0, 2^50]", j, (long long)p->fwd_delay_ns);
-        CHECK(p->rev_delay_ns >= 0 && p->rev_delay_ns <= MPS_MAX_DELAY_NS,
-              "paths[%d].rev_delay_ns: %lld is outside [0, 2^50]", j, (long long)p->rev_delay_ns);
-        CHECK(p->queue_bytes >= min_queue && p->queue_bytes <= (INT64_C(1) << 50),
-              "paths[%d].queue_bytes: %lld is outside [mss_bytes + header_bytes = %lld, 2^50]", j,
-              (long long)p->queue_bytes, (long long)min_queue);
-        CHECK(p->loss_threshold <= (UINT64_C(1) << 53), "paths[%d].loss_threshold: %llu is above 2^53", j,
-              (unsigned long long)p->loss_threshold);
-        CHECK(p->cc >= 0 && p->cc < MPS_CC_COUNT, "paths[%d].cc: %d is not a known controller", j, p->cc);
-        CHECK(p->initial_cwnd_bytes >= c->mss_bytes && p->initial_cwnd_bytes <= (INT64_C(1) << 40),
-              "paths[%d].initial_cwnd_bytes: %lld is outside [mss_bytes, 2^40]", j,
-              (long long)p->initial_cwnd_bytes);
-        CHECK(p->min_rto_ns >= 1 && p->min_rto_ns <= p->max_rto_ns && p->max_rto_ns <= MPS_MAX_DELAY_NS,
-              "paths[%d]: min_rto_ns %lld and max_rto_ns %lld must satisfy 1 <= min <= max <= 2^50", j,
-              (long long)p->min_rto_ns, (long long)p->max_rto_ns);
-        CHECK(p->bw_n >= 1 && p->bw_start_ns && p->bw_rate_bps, "paths[%d].bw_start_ns: empty bandwidth schedule",
-              j);
-        CHECK(p->bw_start_ns[0] == 0, "paths[%d].bw_start_ns[0]: %lld; the schedule must start at 0", j,
-              (long long)p->bw_start_ns[0]);
-        for (int32_t k = 0; k < p->bw_n; k++) {
-            CHECK(p->bw_rate_bps[k] >= 0 && p->bw_rate_bps[k] <= MPS_MAX_RATE_BPS,
-                  "paths[%d].bw_rate_bps[%d]: %lld is outside [0, 1e12]", j, k, (long long)p->bw_rate_bps[k]);
-            if (k > 0)
-                CHECK(p->bw_start_ns[k] > p->bw_start_ns[k - 1] && p->bw_start_ns[k] <= MPS_MAX_TIME_NS,
-                      "paths[%d].bw_start_ns[%d]: %lld does not increase strictly (previous %lld)", j, k,
-                      (long long)p->bw_start_ns[k], (long long)p->bw_start_ns[k - 1]);
-        }
-        CHECK(p->bw_cycle_ns == 0 || (p->bw_cycle_ns > p->bw_start_ns[p->bw_n - 1] && p->bw_cycle_ns <= MPS_MAX_TIME_NS),
-              "paths[%d].bw_cycle_ns: %lld must be 0 or greater than the last segment start %lld", j,
-              (long long)p->bw_cycle_ns, (long long)p->bw_start_ns[p->bw_n - 1]);
-        CHECK(p->ring_capacity >= 16 && p->ring_capacity <= (INT64_C(1) << 24) &&
-                  (p->ring_capacity & (p->ring_capacity - 1)) == 0,
-              "paths[%d].ring_capacity: %lld must be a power of two in [16, 2^24]", j, (long long)p->ring_capacity);
+    for (int l = 0; l < c->n_links; l++) {
+        const mps_link_config *k = &c->links[l];
+        CHECK(k->queue_bytes >= min_queue && k->queue_bytes <= (INT64_C(1) << 50),
+              "links[%d].queue_bytes: %lld is outside [mss_bytes + header_bytes = %lld, 2^50]", l,
+              (long long)k->queue_bytes, (long long)min_queue);
+        if (check_schedule("links", l, k->bw_start_ns, k->bw_rate_bps, k->bw_n, k->bw_cycle_ns, err, errlen) != 0)
+            return -1;
+    }
+    for (int j = 0; j < c->n_paths; j++)
+        if (check_subflow(c, &c->subflows[j], "paths", j, err, errlen) != 0) return -1;
+    for (int x = 0; x < c->n_cross; x++) {
+        const mps_subflow_config *p = &c->subflows[c->n_paths + x];
+        if (check_subflow(c, p, "cross", x, err, errlen) != 0) return -1;
+        CHECK(p->cc != MPS_CC_IDEAL && p->cc != MPS_CC_LIA && p->cc != MPS_CC_OLIA,
+              "cross[%d].cc: a cross flow needs an uncoupled window-based controller (newreno or cubic)", x);
+        CHECK(p->start_ns >= 0 && p->start_ns <= p->stop_ns && p->stop_ns <= MPS_MAX_TIME_NS,
+              "cross[%d]: start_ns %lld and stop_ns %lld must satisfy 0 <= start <= stop <= 2^62", x,
+              (long long)p->start_ns, (long long)p->stop_ns);
     }
     CHECK(c->arrival_ns && c->size_bytes && c->deadline_ns && c->priority && c->weight, "blocks: missing arrays");
     int64_t pieces = 0;
@@ -174,12 +207,12 @@ int mps_config_check(const mps_config *c, char *err, size_t errlen) {
 }
 
 /* Work (bit-ns per s) one period of a cyclic schedule serves, saturated at INT64_MAX. */
-static int64_t cycle_work(const mps_path *p) {
-    if (p->bw_cycle_ns == 0) return 0;
+static int64_t cycle_work(const mps_link *k) {
+    if (k->bw_cycle_ns == 0) return 0;
     __int128 w = 0;
-    for (int32_t k = 0; k < p->bw_n; k++) {
-        const int64_t end = k + 1 < p->bw_n ? p->bw_start_ns[k + 1] : p->bw_cycle_ns;
-        w += (__int128)p->bw_rate_bps[k] * (end - p->bw_start_ns[k]);
+    for (int32_t i = 0; i < k->bw_n; i++) {
+        const int64_t end = i + 1 < k->bw_n ? k->bw_start_ns[i + 1] : k->bw_cycle_ns;
+        w += (__int128)k->bw_rate_bps[i] * (end - k->bw_start_ns[i]);
     }
     return w > INT64_MAX ? INT64_MAX : (int64_t)w;
 }
@@ -234,7 +267,12 @@ mps_sim *mps_sim_create(const mps_config *c) {
     s->mss = c->mss_bytes;
     s->header = c->header_bytes;
     s->n_paths = c->n_paths;
+    s->n_cross = c->n_cross;
+    s->n_subflows = c->n_paths + c->n_cross;
+    s->n_links = c->n_links;
     s->n_blocks = c->n_blocks;
+    s->receiver = c->receiver;
+    s->rbuf_bytes = c->rbuf_bytes;
     s->end_ns = c->end_ns;
     s->seed = c->seed;
     const int32_t n = c->n_blocks, P = c->n_paths;
@@ -264,9 +302,17 @@ mps_sim *mps_sim_create(const mps_config *c) {
     ALLOC(s->piece_state, s->n_pieces);
     ALLOC(s->piece_received, s->n_pieces);
     ALLOC(s->piece_next_lost, s->n_pieces);
+    if (s->receiver == MPS_RECEIVER_IN_ORDER) {
+        ALLOC(s->dsn_order, s->n_pieces);
+        ALLOC(s->piece_arrival_ns, s->n_pieces);
+        ALLOC(s->piece_delivery_ns, s->n_pieces);
+        ALLOC(s->piece_first_send_ns, s->n_pieces);
+    }
     s->n_words = (n + 63) / 64;
-    ALLOC(s->sendable_bits, s->n_words);
-    ALLOC(s->dl_bits, s->n_words);
+    ALLOC(s->new_set.bits, s->n_words);
+    ALLOC(s->new_set.dl_bits, s->n_words);
+    ALLOC(s->lost_set.bits, s->n_words);
+    ALLOC(s->lost_set.dl_bits, s->n_words);
     ALLOC(s->dl_order, n);
     ALLOC(s->dl_sorted, n);
     for (int32_t b = 0; b < n; b++) s->dl_order[b] = b;
@@ -277,35 +323,49 @@ mps_sim *mps_sim_create(const mps_config *c) {
     }
 
     const int64_t pkt_bytes = (int64_t)s->mss + s->header;
-    for (int j = 0; j < P; j++) {
-        const mps_path_config *pc = &c->paths[j];
+    int64_t peak[MPS_MAX_LINKS];
+    for (int l = 0; l < c->n_links; l++) {
+        const mps_link_config *lc = &c->links[l];
+        mps_link *k = &s->links[l];
+        k->queue_bytes = lc->queue_bytes;
+        k->bw_n = lc->bw_n;
+        k->bw_cycle_ns = lc->bw_cycle_ns;
+        ALLOC(k->bw_start_ns, lc->bw_n);
+        ALLOC(k->bw_rate_bps, lc->bw_n);
+        memcpy(k->bw_start_ns, lc->bw_start_ns, (size_t)lc->bw_n * sizeof(int64_t));
+        memcpy(k->bw_rate_bps, lc->bw_rate_bps, (size_t)lc->bw_n * sizeof(int64_t));
+        k->cycle_work = cycle_work(k);
+        peak[l] = 0;
+        for (int32_t i = 0; i < lc->bw_n; i++)
+            if (lc->bw_rate_bps[i] > peak[l]) peak[l] = lc->bw_rate_bps[i];
+        if (fifo_alloc(&k->queue, clamp64(lc->queue_bytes / pkt_bytes * 2 + 16, 16, 65536)) != 0) goto nomem;
+    }
+    for (int j = 0; j < s->n_subflows; j++) {
+        const mps_subflow_config *pc = &c->subflows[j];
         mps_path *p = &s->paths[j];
+        p->link = pc->link;
+        p->is_cross = j >= P;
         p->fwd_delay_ns = pc->fwd_delay_ns;
         p->rev_delay_ns = pc->rev_delay_ns;
-        p->queue_bytes = pc->queue_bytes;
+        p->loss_model = pc->loss_model;
         p->loss_threshold = pc->loss_threshold;
+        p->ge_p_threshold = pc->ge_p_threshold;
+        p->ge_r_threshold = pc->ge_r_threshold;
+        p->ge_bad_loss_threshold = pc->ge_bad_loss_threshold;
         p->cc = pc->cc;
         p->window_based = mps_cc_table[pc->cc]->window_based;
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
-        p->bw_n = pc->bw_n;
-        p->bw_cycle_ns = pc->bw_cycle_ns;
-        ALLOC(p->bw_start_ns, pc->bw_n);
-        ALLOC(p->bw_rate_bps, pc->bw_n);
-        memcpy(p->bw_start_ns, pc->bw_start_ns, (size_t)pc->bw_n * sizeof(int64_t));
-        memcpy(p->bw_rate_bps, pc->bw_rate_bps, (size_t)pc->bw_n * sizeof(int64_t));
-        p->cycle_work = cycle_work(p);
-        int64_t peak = 0;
-        for (int32_t k = 0; k < pc->bw_n; k++)
-            if (pc->bw_rate_bps[k] > peak) peak = pc->bw_rate_bps[k];
+        p->start_ns = pc->start_ns;
+        p->stop_ns = pc->stop_ns;
         ALLOC(p->ring, pc->ring_capacity);
         p->ring_mask = pc->ring_capacity - 1;
-        const int64_t rtt_lane = lane_estimate(peak, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes);
-        if (fifo_alloc(&p->linkq, clamp64(pc->queue_bytes / pkt_bytes * 2 + 16, 16, 65536)) != 0 ||
-            fifo_alloc(&p->recvq, lane_estimate(peak, pc->fwd_delay_ns, pkt_bytes)) != 0 ||
-            fifo_alloc(&p->ackq, rtt_lane) != 0 ||
-            fifo_alloc(&p->nackq, pc->loss_threshold > 0 && !p->window_based ? rtt_lane : 16) != 0)
+        const int64_t rate = peak[pc->link];
+        const int64_t rtt_lane = lane_estimate(rate, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes);
+        const int lossy = pc->loss_threshold > 0 || pc->loss_model == MPS_LOSS_GILBERT_ELLIOTT;
+        if (fifo_alloc(&p->recvq, lane_estimate(rate, pc->fwd_delay_ns, pkt_bytes)) != 0 ||
+            fifo_alloc(&p->ackq, rtt_lane) != 0 || fifo_alloc(&p->nackq, lossy && !p->window_based ? rtt_lane : 16) != 0)
             goto nomem;
     }
     mps_sim_reset(s, c->seed);
@@ -328,16 +388,25 @@ void mps_sim_free(mps_sim *s) {
     free(s->piece_state);
     free(s->piece_received);
     free(s->piece_next_lost);
-    free(s->sendable_bits);
-    free(s->dl_bits);
+    free(s->dsn_order);
+    free(s->piece_arrival_ns);
+    free(s->piece_delivery_ns);
+    free(s->piece_first_send_ns);
+    free(s->new_set.bits);
+    free(s->new_set.dl_bits);
+    free(s->lost_set.bits);
+    free(s->lost_set.dl_bits);
     free(s->dl_order);
     free(s->dl_sorted);
-    for (int j = 0; j < MPS_MAX_PATHS; j++) {
+    for (int l = 0; l < MPS_MAX_LINKS; l++) {
+        mps_link *k = &s->links[l];
+        free(k->bw_start_ns);
+        free(k->bw_rate_bps);
+        free(k->queue.buf);
+    }
+    for (int j = 0; j < MPS_MAX_SUBFLOWS; j++) {
         mps_path *p = &s->paths[j];
-        free(p->bw_start_ns);
-        free(p->bw_rate_bps);
         free(p->ring);
-        free(p->linkq.buf);
         free(p->recvq.buf);
         free(p->ackq.buf);
         free(p->nackq.buf);
@@ -372,24 +441,37 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->blk_inflight, 0, (size_t)n * (size_t)P * sizeof(int64_t));
     memset(s->piece_state, MPS_PIECE_UNSENT, (size_t)s->n_pieces);
     memset(s->piece_received, 0, (size_t)s->n_pieces);
-    memset(s->sendable_bits, 0, (size_t)s->n_words * sizeof(uint64_t));
-    memset(s->dl_bits, 0, (size_t)s->n_words * sizeof(uint64_t));
+    if (s->receiver == MPS_RECEIVER_IN_ORDER) {
+        for (int64_t g = 0; g < s->n_pieces; g++)
+            s->piece_arrival_ns[g] = s->piece_delivery_ns[g] = s->piece_first_send_ns[g] = -1;
+    }
+    const size_t words = (size_t)s->n_words * sizeof(uint64_t);
+    memset(s->new_set.bits, 0, words);
+    memset(s->new_set.dl_bits, 0, words);
+    memset(s->lost_set.bits, 0, words);
+    memset(s->lost_set.dl_bits, 0, words);
     s->low_word = s->n_words;
-    s->n_sendable = 0;
+    s->n_new_or_lost = s->n_lost = 0;
+    s->window_open = 1;
     s->dl_cut = 0;
     s->dl_hi_word = -1;
+    s->conn_next_dsn = s->data_acked = s->rcv_nxt = s->rbuf_used = 0;
+    s->n_dsn = s->deliver_k = 0;
 
-    for (int j = 0; j < P; j++) {
+    for (int l = 0; l < s->n_links; l++) {
+        mps_link *k = &s->links[l];
+        k->seg_k = 0;
+        k->seg_base = 0;
+        fifo_clear(&k->queue);
+        k->done_ns = MPS_NEVER;
+        k->waiting_bytes = 0;
+    }
+    for (int j = 0; j < s->n_subflows; j++) {
         mps_path *p = &s->paths[j];
-        p->seg_k = 0;
-        p->seg_base = 0;
         mps_rng_seed(p->rng, seed, j);
-        fifo_clear(&p->linkq);
         fifo_clear(&p->recvq);
         fifo_clear(&p->ackq);
         fifo_clear(&p->nackq);
-        p->link_done_ns = MPS_NEVER;
-        p->waiting_bytes = 0;
         p->oldest_pn = p->next_pn = p->scan_pn = p->ack_count = 0;
         p->recover_pn = -1;
         p->rto_deadline = MPS_NEVER;
@@ -402,12 +484,16 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->delivery_rate_bps = 0;
         p->recovery = MPS_REC_NONE;
         p->can_send = 0;
+        p->ge_bad = 0;
+        p->last_lost = 0;
+        p->loss_bursts = 0;
         p->last_send_ns = -1;
         p->packets_sent = p->bytes_sent = p->retransmissions = 0;
         p->queue_drops = p->random_losses = p->declared_lost = 0;
         p->rto_count = p->fast_recoveries = p->delivered_bytes = p->dropped_bytes = 0;
         mps_cc_table[p->cc]->init(s, j);
     }
+    memset(s->cross_started, 0, sizeof s->cross_started);
     s->n_arrived = 0;
     s->now = 0;
     s->last_event_ns = -1;
@@ -425,49 +511,65 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* The sendable set                                                          */
+/* The sendable sets (7)                                                     */
 /* ------------------------------------------------------------------------- */
+
+/* Puts block b in or out of a set; returns the change of its membership (-1, 0, 1). */
+static int set_member(mps_sim *s, mps_blockset *set, int32_t b, int32_t rank, int want) {
+    const int32_t w = b >> 6;
+    const uint64_t bit = UINT64_C(1) << (b & 63);
+    const int have = (set->bits[w] & bit) != 0;
+    if (want == have) return 0;
+    const uint64_t rbit = UINT64_C(1) << (rank & 63);
+    if (want) {
+        set->bits[w] |= bit;
+        set->dl_bits[rank >> 6] |= rbit;
+        if ((rank >> 6) > s->dl_hi_word) s->dl_hi_word = rank >> 6;
+        if (w < s->low_word) s->low_word = w;
+        return 1;
+    }
+    set->bits[w] &= ~bit;
+    set->dl_bits[rank >> 6] &= ~rbit;
+    return -1;
+}
 
 static void update_sendable(mps_sim *s, int32_t b) {
     const mps_block *k = &s->blk[b];
     const uint32_t f = k->flags;
-    const int want = (f & MPS_BLK_ARRIVED) && !(f & MPS_BLK_CANCELLED) &&
-                     (k->unsent_bytes > 0 || k->lost_pending_bytes > 0);
+    const int arrived = (f & MPS_BLK_ARRIVED) != 0, cancelled = (f & MPS_BLK_CANCELLED) != 0;
+    const int want_new = arrived && !cancelled && k->unsent_bytes > 0;
+    const int want_lost =
+        arrived && k->lost_pending_bytes > 0 && (!cancelled || s->receiver == MPS_RECEIVER_IN_ORDER);
     const int32_t w = b >> 6;
     const uint64_t bit = UINT64_C(1) << (b & 63);
-    const int have = (s->sendable_bits[w] & bit) != 0;
-    if (want == have) return;
-    const int32_t r = k->dl_rank;
-    const uint64_t rbit = UINT64_C(1) << (r & 63);
-    if (want) {
-        s->sendable_bits[w] |= bit;
-        s->dl_bits[r >> 6] |= rbit;
-        if ((r >> 6) > s->dl_hi_word) s->dl_hi_word = r >> 6;
-        s->n_sendable++;
-        if (w < s->low_word) s->low_word = w;
-    } else {
-        s->sendable_bits[w] &= ~bit;
-        s->dl_bits[r >> 6] &= ~rbit;
-        s->n_sendable--;
-    }
+    const int was_any = ((s->new_set.bits[w] | s->lost_set.bits[w]) & bit) != 0;
+    set_member(s, &s->new_set, b, k->dl_rank, want_new);
+    s->n_lost += set_member(s, &s->lost_set, b, k->dl_rank, want_lost);
+    s->n_new_or_lost += (want_new || want_lost) - was_any;
+}
+
+static void update_window(mps_sim *s) {
+    if (s->receiver == MPS_RECEIVER_IN_ORDER)
+        s->window_open = s->conn_next_dsn + s->mss <= s->data_acked + s->rbuf_bytes;
 }
 
 int32_t mps_first_sendable(mps_sim *s) {
     for (int32_t w = s->low_word; w < s->n_words; w++) {
-        const uint64_t x = s->sendable_bits[w];
-        if (x) {
-            s->low_word = w;
-            return (w << 6) + __builtin_ctzll(x);
+        const uint64_t any = s->new_set.bits[w] | s->lost_set.bits[w];
+        if (!any) {
+            s->low_word = w + 1; /* nothing below this word is in either set */
+            continue;
         }
+        const uint64_t x = mps_sendable_word(s, w);
+        if (x) return (w << 6) + __builtin_ctzll(x);
     }
-    s->low_word = s->n_words;
     return -1;
 }
 
 int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap) {
     int32_t k = 0;
     for (int32_t w = s->low_word; w < s->n_words && k < cap; w++) {
-        uint64_t x = s->sendable_bits[w];
+        uint64_t x = mps_sendable_word(s, w);
         while (x && k < cap) {
             out[k++] = (w << 6) + __builtin_ctzll(x);
             x &= x - 1;
@@ -480,48 +582,48 @@ int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap) {
 /* Bandwidth and service time (3)                                            */
 /* ------------------------------------------------------------------------- */
 
-static inline int64_t seg_end(const mps_path *p) {
-    if (p->seg_k + 1 < p->bw_n) return p->seg_base + p->bw_start_ns[p->seg_k + 1];
-    return p->bw_cycle_ns > 0 ? p->seg_base + p->bw_cycle_ns : MPS_NEVER;
+static inline int64_t seg_end(const mps_link *k) {
+    if (k->seg_k + 1 < k->bw_n) return k->seg_base + k->bw_start_ns[k->seg_k + 1];
+    return k->bw_cycle_ns > 0 ? k->seg_base + k->bw_cycle_ns : MPS_NEVER;
 }
 
-/* Moves the cursor to the segment containing t. Queries of one path never go back in
+/* Moves the cursor to the segment containing t. Queries of one link never go back in
  * time, so the cursor only moves forward. */
-static void seg_locate(mps_path *p, int64_t t) {
-    if (t < seg_end(p)) return;
-    if (p->bw_cycle_ns > 0 && t - p->seg_base >= p->bw_cycle_ns) {
-        p->seg_base += ((t - p->seg_base) / p->bw_cycle_ns) * p->bw_cycle_ns;
-        p->seg_k = 0;
+static void seg_locate(mps_link *k, int64_t t) {
+    if (t < seg_end(k)) return;
+    if (k->bw_cycle_ns > 0 && t - k->seg_base >= k->bw_cycle_ns) {
+        k->seg_base += ((t - k->seg_base) / k->bw_cycle_ns) * k->bw_cycle_ns;
+        k->seg_k = 0;
     }
-    const int64_t rel = t - p->seg_base;
-    int32_t lo = p->seg_k, hi = p->bw_n; /* bw_start_ns[lo] <= rel < bw_start_ns[hi] */
+    const int64_t rel = t - k->seg_base;
+    int32_t lo = k->seg_k, hi = k->bw_n; /* bw_start_ns[lo] <= rel < bw_start_ns[hi] */
     while (hi - lo > 1) {
         const int32_t mid = lo + (hi - lo) / 2;
-        if (p->bw_start_ns[mid] <= rel)
+        if (k->bw_start_ns[mid] <= rel)
             lo = mid;
         else
             hi = mid;
     }
-    p->seg_k = lo;
+    k->seg_k = lo;
 }
 
-static int64_t service_end(mps_path *p, int64_t t0, int64_t wire_bytes) {
+static int64_t service_end(mps_link *k, int64_t t0, int64_t wire_bytes) {
     int64_t work = 8 * wire_bytes * INT64_C(1000000000);
     int64_t t = t0;
-    if (p->bw_cycle_ns > 0 && p->cycle_work == 0) return MPS_NEVER; /* zero rate forever */
+    if (k->bw_cycle_ns > 0 && k->cycle_work == 0) return MPS_NEVER; /* zero rate forever */
     for (;;) {
-        seg_locate(p, t);
-        if (p->seg_k == 0 && t == p->seg_base && work > p->cycle_work && p->bw_cycle_ns > 0) {
+        seg_locate(k, t);
+        if (k->seg_k == 0 && t == k->seg_base && work > k->cycle_work && k->bw_cycle_ns > 0) {
             /* Whole periods that cannot finish the packet: the same result as walking
              * through them segment by segment, in one step. */
-            const int64_t periods = (work - 1) / p->cycle_work;
-            if (periods > (MPS_NEVER - MPS_MAX_TIME_NS - t) / p->bw_cycle_ns) return MPS_NEVER; /* past any horizon */
-            work -= periods * p->cycle_work;
-            t += periods * p->bw_cycle_ns;
-            p->seg_base = t;
+            const int64_t periods = (work - 1) / k->cycle_work;
+            if (periods > (MPS_NEVER - MPS_MAX_TIME_NS - t) / k->bw_cycle_ns) return MPS_NEVER; /* past any horizon */
+            work -= periods * k->cycle_work;
+            t += periods * k->bw_cycle_ns;
+            k->seg_base = t;
         }
-        const int64_t r = p->bw_rate_bps[p->seg_k];
-        const int64_t e = seg_end(p);
+        const int64_t r = k->bw_rate_bps[k->seg_k];
+        const int64_t e = seg_end(k);
         if (r > 0) {
             const int64_t need = (work + r - 1) / r;
             if (e == MPS_NEVER || need <= e - t) return t + need;
@@ -534,28 +636,47 @@ static int64_t service_end(mps_path *p, int64_t t0, int64_t wire_bytes) {
 }
 
 /* ------------------------------------------------------------------------- */
-/* Link (4)                                                                  */
+/* Links and loss (4)                                                        */
 /* ------------------------------------------------------------------------- */
 
 static void link_enqueue(mps_sim *s, mps_path *p, const mps_pkt *pk) {
+    mps_link *k = &s->links[p->link];
     const int64_t wire = (int64_t)pk->size + s->header;
-    if (p->link_done_ns == MPS_NEVER && fifo_count(&p->linkq) == 0) {
-        if (fifo_push(s, &p->linkq, pk) != 0) return;
-        p->link_done_ns = service_end(p, s->now, wire);
-    } else if (p->waiting_bytes + wire <= p->queue_bytes) {
-        if (fifo_push(s, &p->linkq, pk) != 0) return;
-        p->waiting_bytes += wire;
+    if (k->done_ns == MPS_NEVER && fifo_count(&k->queue) == 0) {
+        if (fifo_push(s, &k->queue, pk) != 0) return;
+        k->done_ns = service_end(k, s->now, wire);
+    } else if (k->waiting_bytes + wire <= k->queue_bytes) {
+        if (fifo_push(s, &k->queue, pk) != 0) return;
+        k->waiting_bytes += wire;
     } else {
         p->queue_drops++;
         p->dropped_bytes += pk->size;
     }
 }
 
-static void on_link_done(mps_sim *s, mps_path *p, int64_t t) {
-    mps_pkt pk = *fifo_front(&p->linkq);
-    fifo_pop(&p->linkq);
-    int lost = 0;
-    if (p->loss_threshold > 0) lost = (mps_rng_next(p->rng) >> 11) < p->loss_threshold;
+static inline int draw_below(mps_path *p, uint64_t threshold) { return (mps_rng_next(p->rng) >> 11) < threshold; }
+
+/* Whether a packet of subflow p that just left its link is lost (4). */
+static int packet_lost(mps_path *p) {
+    if (p->loss_model == MPS_LOSS_IID) return p->loss_threshold > 0 && draw_below(p, p->loss_threshold);
+    if (p->ge_bad) {
+        if (draw_below(p, p->ge_r_threshold)) p->ge_bad = 0;
+    } else if (draw_below(p, p->ge_p_threshold)) {
+        p->ge_bad = 1;
+    }
+    return draw_below(p, p->ge_bad ? p->ge_bad_loss_threshold : p->loss_threshold);
+}
+
+static int busy_link(const mps_link *k) { return k->done_ns != MPS_NEVER || fifo_count(&k->queue) > 0; }
+
+static void on_link_done(mps_sim *s, int l, int64_t t) {
+    mps_link *k = &s->links[l];
+    mps_pkt pk = *fifo_front(&k->queue);
+    fifo_pop(&k->queue);
+    mps_path *p = &s->paths[pk.subflow];
+    const int lost = packet_lost(p);
+    p->loss_bursts += lost && !p->last_lost;
+    p->last_lost = (uint8_t)lost;
     if (lost) {
         p->random_losses++;
         p->dropped_bytes += pk.size;
@@ -568,40 +689,77 @@ static void on_link_done(mps_sim *s, mps_path *p, int64_t t) {
         pk.t = t + p->fwd_delay_ns;
         fifo_push(s, &p->recvq, &pk);
     }
-    if (fifo_count(&p->linkq) > 0) {
-        const int64_t wire = (int64_t)fifo_front(&p->linkq)->size + s->header;
-        p->waiting_bytes -= wire;
-        p->link_done_ns = service_end(p, t, wire);
+    if (fifo_count(&k->queue) > 0) {
+        const int64_t wire = (int64_t)fifo_front(&k->queue)->size + s->header;
+        k->waiting_bytes -= wire;
+        k->done_ns = service_end(k, t, wire);
     } else {
-        p->link_done_ns = MPS_NEVER;
+        k->done_ns = MPS_NEVER;
     }
 }
 
 /* ------------------------------------------------------------------------- */
-/* Receiver (6)                                                              */
+/* Receivers (6)                                                             */
 /* ------------------------------------------------------------------------- */
+
+static void complete_bytes(mps_sim *s, int32_t b, int32_t size, int64_t t) {
+    mps_block *k = &s->blk[b];
+    k->recv_bytes += size;
+    if (k->recv_bytes == k->size_bytes) {
+        s->completion_ns[b] = t;
+        k->flags |= MPS_BLK_COMPLETE;
+        if (t <= k->deadline_ns) {
+            k->flags |= MPS_BLK_ON_TIME;
+            s->reward += k->weight;
+            s->reward_total += k->weight;
+        }
+    }
+}
+
+/* 6.2: deliver in sequence every piece that can be. */
+static void deliver_in_order(mps_sim *s, int64_t t) {
+    while (s->deliver_k < s->n_dsn) {
+        const int32_t g = s->dsn_order[s->deliver_k];
+        if (!s->piece_received[g]) break;
+        /* the block of piece g: the largest b with piece_off <= g; pieces were numbered in
+         * block order, so a binary search over the block records finds it */
+        int32_t lo = 0, hi = s->n_blocks;
+        while (hi - lo > 1) {
+            const int32_t mid = lo + (hi - lo) / 2;
+            if (s->blk[mid].piece_off <= g)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        const int32_t size = piece_size(s, &s->blk[lo], g - s->blk[lo].piece_off);
+        s->piece_delivery_ns[g] = t;
+        s->rbuf_used -= size;
+        s->rcv_nxt += size;
+        complete_bytes(s, lo, size, t);
+        s->deliver_k++;
+    }
+}
 
 static void on_receive(mps_sim *s, mps_path *p, int64_t t) {
     mps_pkt pk = *fifo_front(&p->recvq);
     fifo_pop(&p->recvq);
-    const int32_t b = pk.block;
-    mps_block *k = &s->blk[b];
-    const int32_t g = k->piece_off + pk.piece;
     p->delivered_bytes += pk.size;
-    if (!s->piece_received[g]) {
-        s->piece_received[g] = 1;
-        k->recv_bytes += pk.size;
-        if (k->recv_bytes == k->size_bytes) {
-            s->completion_ns[b] = t;
-            k->flags |= MPS_BLK_COMPLETE;
-            if (t <= k->deadline_ns) {
-                k->flags |= MPS_BLK_ON_TIME;
-                s->reward += k->weight;
-                s->reward_total += k->weight;
+    const int32_t b = pk.block;
+    if (b >= 0) {
+        const int32_t g = s->blk[b].piece_off + pk.piece;
+        if (s->piece_received[g]) {
+            s->duplicate_bytes[b] += pk.size;
+        } else {
+            s->piece_received[g] = 1;
+            if (s->receiver == MPS_RECEIVER_BLOCK) {
+                complete_bytes(s, b, pk.size, t);
+            } else {
+                s->piece_arrival_ns[g] = t;
+                s->rbuf_used += pk.size;
+                deliver_in_order(s, t);
             }
         }
-    } else {
-        s->duplicate_bytes[b] += pk.size;
+        pk.data_ack = s->rcv_nxt;
     }
     pk.t = t + p->rev_delay_ns;
     fifo_push(s, &p->ackq, &pk);
@@ -611,27 +769,29 @@ static void on_receive(mps_sim *s, mps_path *p, int64_t t) {
 /* Sender (7)                                                                */
 /* ------------------------------------------------------------------------- */
 
-int mps_path_ready(const mps_sim *s, int j) {
-    const mps_path *p = &s->paths[j];
+static int subflow_ready(const mps_sim *s, const mps_path *p) {
     if (p->next_pn - p->oldest_pn > p->ring_mask) return 0; /* ring full */
-    if (!p->window_based)
-        return p->link_done_ns == MPS_NEVER && fifo_count(&p->linkq) == 0; /* ideal: the link is idle */
+    if (p->is_cross && (s->now < p->start_ns || s->now >= p->stop_ns)) return 0;
+    if (!p->window_based) return !busy_link(&s->links[p->link]); /* ideal: the link is idle */
     return p->inflight_bytes + s->mss <= p->cwnd_bytes;
 }
+
+int mps_path_ready(const mps_sim *s, int j) { return subflow_ready(s, &s->paths[j]); }
 
 /* 7.2 */
 static void declare_lost(mps_sim *s, int j, mps_rec *r) {
     mps_path *p = &s->paths[j];
-    const int32_t b = r->block;
-    mps_block *k = &s->blk[b];
     r->state = MPS_REC_LOST;
     p->inflight_bytes -= r->size;
-    s->blk_inflight[(int64_t)b * s->n_paths + j] -= r->size;
     p->declared_lost++;
+    const int32_t b = r->block;
+    if (b < 0) return; /* a cross-flow packet */
+    mps_block *k = &s->blk[b];
+    s->blk_inflight[(int64_t)b * s->n_paths + j] -= r->size;
     const int32_t g = k->piece_off + r->piece;
     if (s->piece_state[g] != MPS_PIECE_OUT) return;
     s->piece_state[g] = MPS_PIECE_LOST;
-    if (k->flags & MPS_BLK_CANCELLED) return;
+    if ((k->flags & MPS_BLK_CANCELLED) && s->receiver == MPS_RECEIVER_BLOCK) return;
     s->piece_next_lost[g] = -1;
     if (k->lost_tail < 0)
         k->lost_head = g;
@@ -647,14 +807,49 @@ static void congestion_event(mps_sim *s, int j, int64_t pn, int64_t flight) {
     mps_path *p = &s->paths[j];
     if (p->recovery != MPS_REC_NONE && pn <= p->recover_pn) return;
     mps_cc_table[p->cc]->on_congestion(s, j, flight);
+    p->ca_acc = 0;
     p->recovery = MPS_REC_FAST;
     p->recover_pn = p->next_pn - 1;
     p->fast_recoveries++;
 }
 
+/* 7.1, steps 2-5: record the packet and hand it to the link. */
+static void transmit(mps_sim *s, int j, int32_t b, int32_t piece, int32_t size, int retransmission) {
+    mps_path *p = &s->paths[j];
+    const int64_t now = s->now;
+    const int64_t inflight_was = p->inflight_bytes;
+    p->inflight_bytes += size;
+    const int64_t pn = p->next_pn++;
+    mps_rec *r = &p->ring[pn & p->ring_mask];
+    r->state = MPS_REC_OUT;
+    r->block = b;
+    r->piece = piece;
+    r->size = size;
+    r->hole_since = 0;
+
+    mps_pkt pk;
+    pk.t = 0;
+    pk.pn = pn;
+    pk.sent_ns = now;
+    pk.snap_delivered = p->delivered;
+    pk.snap_time = inflight_was == 0 ? now : p->delivered_time;
+    pk.data_ack = 0;
+    pk.block = b;
+    pk.piece = piece;
+    pk.size = size;
+    pk.subflow = (int16_t)j;
+    pk.nack = 0;
+
+    p->packets_sent++;
+    p->bytes_sent += size;
+    p->retransmissions += retransmission;
+    p->last_send_ns = now;
+    if (p->window_based && p->rto_deadline == MPS_NEVER) p->rto_deadline = now + p->rto_ns;
+    link_enqueue(s, p, &pk);
+}
+
 /* 7.1 */
 static void send_packet(mps_sim *s, int j, int32_t b) {
-    mps_path *p = &s->paths[j];
     mps_block *k = &s->blk[b];
     int32_t g = -1;
     while (k->lost_head >= 0) {
@@ -677,44 +872,22 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
         g = k->piece_off + piece;
         size = piece_size(s, k, piece);
         k->unsent_bytes -= size;
+        s->conn_next_dsn += size;
+        if (s->receiver == MPS_RECEIVER_IN_ORDER) {
+            s->dsn_order[s->n_dsn++] = g;
+            s->piece_first_send_ns[g] = s->now;
+        }
     }
-    const int64_t now = s->now;
     if (!(k->flags & MPS_BLK_SENT)) {
         k->flags |= MPS_BLK_SENT;
-        s->first_send_ns[b] = now;
+        s->first_send_ns[b] = s->now;
     }
     s->piece_state[g] = MPS_PIECE_OUT;
     const int64_t bj = (int64_t)b * s->n_paths + j;
     s->blk_bytes_sent[bj] += size;
     s->blk_inflight[bj] += size;
-    const int64_t inflight_was = p->inflight_bytes;
-    p->inflight_bytes += size;
-
-    const int64_t pn = p->next_pn++;
-    mps_rec *r = &p->ring[pn & p->ring_mask];
-    r->state = MPS_REC_OUT;
-    r->block = b;
-    r->piece = piece;
-    r->size = size;
-    r->hole_since = 0;
-
-    mps_pkt pk;
-    pk.t = 0;
-    pk.pn = pn;
-    pk.sent_ns = now;
-    pk.snap_delivered = p->delivered;
-    pk.snap_time = inflight_was == 0 ? now : p->delivered_time;
-    pk.block = b;
-    pk.piece = piece;
-    pk.size = size;
-    pk.nack = 0;
-
-    p->packets_sent++;
-    p->bytes_sent += size;
-    p->retransmissions += retransmission;
-    p->last_send_ns = now;
-    if (p->window_based && p->rto_deadline == MPS_NEVER) p->rto_deadline = now + p->rto_ns;
-    link_enqueue(s, p, &pk);
+    transmit(s, j, b, piece, size, retransmission);
+    update_window(s);
     update_sendable(s, b);
 }
 
@@ -736,7 +909,6 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     mps_pkt pk = *fifo_front(lane);
     fifo_pop(lane);
     const int32_t b = pk.block;
-    mps_block *k = &s->blk[b];
     mps_rec *r = pk.pn >= p->oldest_pn ? &p->ring[pk.pn & p->ring_mask] : NULL;
 
     if (pk.nack) { /* 7.6: only ideal subflows get these; the record is unresolved */
@@ -750,17 +922,25 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     const int64_t inflight_before = p->inflight_bytes;
     if (newly) {
         p->inflight_bytes -= pk.size;
-        s->blk_inflight[(int64_t)b * s->n_paths + j] -= pk.size;
+        if (b >= 0) s->blk_inflight[(int64_t)b * s->n_paths + j] -= pk.size;
     }
     /* 2 */
-    const int32_t g = k->piece_off + pk.piece;
-    const uint8_t pst = s->piece_state[g];
-    if (pst != MPS_PIECE_ACKED) {
-        if (pst == MPS_PIECE_LOST && !(k->flags & MPS_BLK_CANCELLED)) k->lost_pending_bytes -= pk.size;
-        s->piece_state[g] = MPS_PIECE_ACKED;
-        k->acked_bytes += pk.size;
-        if (k->acked_bytes == k->size_bytes) k->flags |= MPS_BLK_ACKED;
-        update_sendable(s, b);
+    if (b >= 0) {
+        mps_block *k = &s->blk[b];
+        const int32_t g = k->piece_off + pk.piece;
+        const uint8_t pst = s->piece_state[g];
+        if (pst != MPS_PIECE_ACKED) {
+            if (pst == MPS_PIECE_LOST && (!(k->flags & MPS_BLK_CANCELLED) || s->receiver == MPS_RECEIVER_IN_ORDER))
+                k->lost_pending_bytes -= pk.size;
+            s->piece_state[g] = MPS_PIECE_ACKED;
+            k->acked_bytes += pk.size;
+            if (k->acked_bytes == k->size_bytes) k->flags |= MPS_BLK_ACKED;
+            update_sendable(s, b);
+        }
+        if (s->receiver == MPS_RECEIVER_IN_ORDER && pk.data_ack > s->data_acked) {
+            s->data_acked = pk.data_ack;
+            update_window(s);
+        }
     }
     /* 3: RFC 6298 */
     const int64_t rtt = t - pk.sent_ns;
@@ -802,7 +982,16 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
             p->oldest_pn++;
         }
         /* 6 */
-        if (newly && p->recovery == MPS_REC_NONE) cc->on_ack(s, j, pk.size, inflight_before);
+        if (newly) {
+            p->olia_l1 += pk.size;
+            if (p->recovery == MPS_REC_NONE && 2 * inflight_before >= p->cwnd_bytes) {
+                if (p->cwnd_bytes < p->ssthresh) {
+                    p->cwnd_bytes += pk.size < s->mss ? pk.size : s->mss; /* slow start, RFC 5681 eq. (2) */
+                } else {
+                    cc->on_ack(s, j, pk.size, t);
+                }
+            }
+        }
     } else {
         if (r) r->state = MPS_REC_ACKED;
         pop_resolved(p);
@@ -827,6 +1016,7 @@ static void on_rto(mps_sim *s, int j) {
         if (r->state == MPS_REC_OUT || r->state == MPS_REC_HOLE) declare_lost(s, j, r);
     }
     mps_cc_table[p->cc]->on_rto(s, j, flight);
+    p->ca_acc = 0;
     p->recovery = MPS_REC_RTO;
     p->recover_pn = p->next_pn - 1;
     p->rto_ns = p->rto_ns > p->max_rto_ns / 2 ? p->max_rto_ns : 2 * p->rto_ns;
@@ -840,40 +1030,43 @@ static void on_rto(mps_sim *s, int j) {
 /* Events (8)                                                                */
 /* ------------------------------------------------------------------------- */
 
-enum { EV_RECV = 0, EV_ACK = 1, EV_LINK = 2, EV_ARRIVAL = 3, EV_RTO = 4 };
+enum { EV_RECV = 0, EV_ACK = 1, EV_LINK = 2, EV_ARRIVAL = 3, EV_START = 4, EV_RTO = 5 };
 
-static int64_t next_event(const mps_sim *s, int *cls, int *path) {
+static int64_t next_event(const mps_sim *s, int *cls, int *index) {
     int64_t best = MPS_NEVER;
-    int bc = -1, bp = -1;
-    const int P = s->n_paths;
-    for (int j = 0; j < P; j++)
-        if (s->paths[j].recvq.head_t < best) best = s->paths[j].recvq.head_t, bc = EV_RECV, bp = j;
-    for (int j = 0; j < P; j++) {
+    int bc = -1, bi = -1;
+    const int F = s->n_subflows;
+    for (int j = 0; j < F; j++)
+        if (s->paths[j].recvq.head_t < best) best = s->paths[j].recvq.head_t, bc = EV_RECV, bi = j;
+    for (int j = 0; j < F; j++) {
         const mps_path *p = &s->paths[j];
         const int64_t t = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
-        if (t < best) best = t, bc = EV_ACK, bp = j;
+        if (t < best) best = t, bc = EV_ACK, bi = j;
     }
-    for (int j = 0; j < P; j++)
-        if (s->paths[j].link_done_ns < best) best = s->paths[j].link_done_ns, bc = EV_LINK, bp = j;
+    for (int l = 0; l < s->n_links; l++)
+        if (s->links[l].done_ns < best) best = s->links[l].done_ns, bc = EV_LINK, bi = l;
     if (s->n_arrived < s->n_blocks && s->arrival_ns[s->n_arrived] < best)
-        best = s->arrival_ns[s->n_arrived], bc = EV_ARRIVAL, bp = -1;
-    for (int j = 0; j < P; j++)
-        if (s->paths[j].rto_deadline < best) best = s->paths[j].rto_deadline, bc = EV_RTO, bp = j;
+        best = s->arrival_ns[s->n_arrived], bc = EV_ARRIVAL, bi = -1;
+    for (int x = 0; x < s->n_cross; x++)
+        if (!s->cross_started[x] && s->paths[s->n_paths + x].start_ns < best)
+            best = s->paths[s->n_paths + x].start_ns, bc = EV_START, bi = x;
+    for (int j = 0; j < F; j++)
+        if (s->paths[j].rto_deadline < best) best = s->paths[j].rto_deadline, bc = EV_RTO, bi = j;
     *cls = bc;
-    *path = bp;
+    *index = bi;
     return best;
 }
 
-static void dispatch(mps_sim *s, int cls, int j, int64_t t) {
+static void dispatch(mps_sim *s, int cls, int i, int64_t t) {
     switch (cls) {
     case EV_RECV:
-        on_receive(s, &s->paths[j], t);
+        on_receive(s, &s->paths[i], t);
         break;
     case EV_ACK:
-        on_ack(s, j, t);
+        on_ack(s, i, t);
         break;
     case EV_LINK:
-        on_link_done(s, &s->paths[j], t);
+        on_link_done(s, i, t);
         break;
     case EV_ARRIVAL: {
         const int32_t b = s->n_arrived++;
@@ -881,10 +1074,19 @@ static void dispatch(mps_sim *s, int cls, int j, int64_t t) {
         update_sendable(s, b);
         break;
     }
+    case EV_START:
+        s->cross_started[i] = 1;
+        break;
     default:
-        on_rto(s, j);
+        on_rto(s, i);
         break;
     }
+}
+
+/* Section 9, first part: every cross flow sends while it can. */
+static void cross_send(mps_sim *s) {
+    for (int j = s->n_paths; j < s->n_subflows; j++)
+        while (subflow_ready(s, &s->paths[j]) && !s->error) transmit(s, j, -1, -1, s->mss, 0);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -899,13 +1101,13 @@ int mps_next_decision(mps_sim *s) {
     for (;;) {
         if (s->in_rounds) {
             while (s->round_j < P) {
-                if (s->n_sendable == 0) {
+                if (mps_n_sendable(s) == 0) {
                     s->in_rounds = 0;
                     break;
                 }
                 const int j = s->round_j;
-                if (!s->waited[j] && mps_path_ready(s, j)) {
-                    for (int i = 0; i < P; i++) s->paths[i].can_send = (uint8_t)mps_path_ready(s, i);
+                if (!s->waited[j] && subflow_ready(s, &s->paths[j])) {
+                    for (int i = 0; i < P; i++) s->paths[i].can_send = (uint8_t)subflow_ready(s, &s->paths[i]);
                     s->pending = j;
                     s->decisions++;
                     return j;
@@ -922,8 +1124,8 @@ int mps_next_decision(mps_sim *s) {
                 s->in_rounds = 0;
             }
         }
-        int cls, j;
-        const int64_t t = next_event(s, &cls, &j);
+        int cls, i;
+        const int64_t t = next_event(s, &cls, &i);
         if (t == MPS_NEVER || t > s->end_ns) {
             s->done = 1;
             return -1;
@@ -931,11 +1133,15 @@ int mps_next_decision(mps_sim *s) {
         s->now = t;
         int64_t tn = t;
         do {
-            dispatch(s, cls, j, t);
+            dispatch(s, cls, i, t);
             if (s->error) return -2;
-            tn = next_event(s, &cls, &j);
+            tn = next_event(s, &cls, &i);
         } while (tn == t);
         s->last_event_ns = t;
+        if (s->n_cross) {
+            cross_send(s);
+            if (s->error) return -2;
+        }
         s->in_rounds = 1;
         s->round_j = 0;
         s->sent_any = 0;
@@ -967,8 +1173,10 @@ int mps_cancel(mps_sim *s, int32_t b) {
     s->cancel_ns[b] = s->now;
     k->next_new = piece_count(s, k);
     k->unsent_bytes = 0;
-    k->lost_head = k->lost_tail = -1;
-    k->lost_pending_bytes = 0;
+    if (s->receiver == MPS_RECEIVER_BLOCK) {
+        k->lost_head = k->lost_tail = -1;
+        k->lost_pending_bytes = 0;
+    }
     update_sendable(s, b);
     return 0;
 }

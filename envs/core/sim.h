@@ -8,6 +8,10 @@
  * Memory is allocated by mps_sim_create() only; the event loop never allocates, except
  * that an in-network packet lane doubles its capacity in the rare case that more packets
  * are in flight than its initial estimate.
+ *
+ * Subflows: the P paths of the multipath connection are subflows 0..P-1; the C greedy
+ * cross flows competing with it are subflows P..P+C-1. Links are bottlenecks that any
+ * number of subflows may share.
  */
 #ifndef MPSCHED_SIM_H
 #define MPSCHED_SIM_H
@@ -16,6 +20,9 @@
 #include <stdint.h>
 
 #define MPS_MAX_PATHS 8
+#define MPS_MAX_CROSS 8
+#define MPS_MAX_SUBFLOWS (MPS_MAX_PATHS + MPS_MAX_CROSS)
+#define MPS_MAX_LINKS 16
 #define MPS_NEVER INT64_MAX
 #define MPS_WAIT (-1)
 /* Largest horizon accepted, so that time + any service or delay never overflows. */
@@ -23,8 +30,18 @@
 #define MPS_MAX_RATE_BPS INT64_C(1000000000000)
 #define MPS_MAX_DELAY_NS (INT64_C(1) << 50)
 #define MPS_RTO_GRANULARITY_NS INT64_C(1000000)
+#define MPS_PROB_ONE (UINT64_C(1) << 53)
 
-enum mps_cc_kind { MPS_CC_IDEAL = 0, MPS_CC_NEWRENO = 1, MPS_CC_COUNT };
+enum mps_cc_kind {
+    MPS_CC_IDEAL = 0,
+    MPS_CC_NEWRENO = 1,
+    MPS_CC_CUBIC = 2,
+    MPS_CC_LIA = 3,
+    MPS_CC_OLIA = 4,
+    MPS_CC_COUNT
+};
+enum mps_loss_model { MPS_LOSS_IID = 0, MPS_LOSS_GILBERT_ELLIOTT = 1 };
+enum mps_receiver { MPS_RECEIVER_BLOCK = 0, MPS_RECEIVER_IN_ORDER = 1 };
 enum mps_recovery { MPS_REC_NONE = 0, MPS_REC_FAST = 1, MPS_REC_RTO = 2 };
 /* State of a sent packet's record at the sender (7). */
 enum mps_rec_state { MPS_REC_OUT = 0, MPS_REC_HOLE = 1, MPS_REC_ACKED = 2, MPS_REC_LOST = 3 };
@@ -50,28 +67,39 @@ enum mps_error {
 };
 
 typedef struct {
-    int64_t fwd_delay_ns;
-    int64_t rev_delay_ns;
     int64_t queue_bytes;
-    uint64_t loss_threshold; /* lost when (draw >> 11) < threshold; 0 = no loss */
-    int32_t cc;              /* enum mps_cc_kind */
-    int64_t initial_cwnd_bytes;
-    int64_t min_rto_ns;
-    int64_t max_rto_ns;
     int32_t bw_n;
     const int64_t *bw_start_ns; /* copied by mps_sim_create */
     const int64_t *bw_rate_bps;
     int64_t bw_cycle_ns; /* 0: the last segment holds */
-    int64_t ring_capacity; /* power of two: most unresolved packets of this path */
-} mps_path_config;
+} mps_link_config;
+
+typedef struct {
+    int32_t link;
+    int64_t fwd_delay_ns;
+    int64_t rev_delay_ns;
+    int32_t loss_model;      /* enum mps_loss_model */
+    uint64_t loss_threshold; /* a draw x loses when (x >> 11) < threshold */
+    uint64_t ge_p_threshold, ge_r_threshold, ge_bad_loss_threshold;
+    int32_t cc; /* enum mps_cc_kind */
+    int64_t initial_cwnd_bytes;
+    int64_t min_rto_ns;
+    int64_t max_rto_ns;
+    int64_t ring_capacity; /* power of two: most unresolved packets of this subflow */
+    int64_t start_ns, stop_ns; /* cross flows only: they send in [start, stop) */
+} mps_subflow_config;
 
 typedef struct {
     int32_t mss_bytes;
     int32_t header_bytes;
     int64_t end_ns;
     uint64_t seed;
-    int32_t n_paths;
-    mps_path_config paths[MPS_MAX_PATHS];
+    int32_t receiver; /* enum mps_receiver */
+    int64_t rbuf_bytes;
+    int32_t n_links;
+    mps_link_config links[MPS_MAX_LINKS];
+    int32_t n_paths, n_cross;
+    mps_subflow_config subflows[MPS_MAX_SUBFLOWS]; /* paths, then cross flows */
     int32_t n_blocks;
     const int64_t *arrival_ns; /* copied by mps_sim_create */
     const int64_t *size_bytes;
@@ -88,14 +116,16 @@ typedef struct {
     int64_t sent_ns;
     int64_t snap_delivered;
     int64_t snap_time;
-    int32_t block;
+    int64_t data_ack; /* in-order receiver: rcv_nxt when the acknowledgement left (6.2) */
+    int32_t block;    /* -1 for cross-flow packets */
     int32_t piece;
     int32_t size;  /* payload bytes */
-    int32_t nack;  /* 1: negative acknowledgement of an ideal-CC loss (7.6) */
+    int16_t subflow;
+    int16_t nack;  /* 1: negative acknowledgement of an ideal-CC loss (7.6) */
 } mps_pkt;
 
 /* A FIFO lane of packets ordered by time; head_t caches the head's time (MPS_NEVER
- * when empty) so that finding the next event reads only the path record. */
+ * when empty) so that finding the next event reads only the owner's record. */
 typedef struct {
     mps_pkt *buf;
     int64_t head, tail, cap; /* cap is a power of two; count = tail - head */
@@ -111,39 +141,12 @@ typedef struct {
     int32_t state;
 } mps_rec;
 
-/* Everything about one path: configuration, link, sender and the values a policy may
- * read (exposed to Python as strided views), hot fields first. */
+/* A bottleneck (3, 4). */
 typedef struct {
-    /* read at every decision and event */
-    int64_t inflight_bytes;
-    int64_t cwnd_bytes; /* 0 for ideal: no window */
-    int64_t next_pn, oldest_pn, ring_mask;
-    int32_t cc;
-    int32_t window_based;
-    int64_t link_done_ns; /* finish time of the packet in service, MPS_NEVER when idle */
-    int64_t rto_deadline;
-    mps_fifo recvq; /* packets propagating to the receiver */
-    mps_fifo ackq;  /* acknowledgements propagating to the sender */
-    mps_fifo nackq; /* negative acknowledgements of ideal-CC losses (7.6) */
-    mps_fifo linkq; /* head is in service when the link is busy */
+    int64_t done_ns; /* finish time of the packet in service, MPS_NEVER when idle */
+    mps_fifo queue;  /* head is in service when the link is busy */
     int64_t waiting_bytes;
-    /* RFC 6298 estimates, recovery and delivery rate */
-    int64_t srtt_ns, rttvar_ns, min_rtt_ns, rto_ns;
-    int64_t delivery_rate_bps;
-    int64_t delivered, delivered_time;
-    int32_t recovery; /* enum mps_recovery */
-    uint8_t can_send;
-    uint8_t pad_[3];
-    int64_t last_send_ns;
-    int64_t scan_pn, ack_count, ca_acc, ssthresh, recover_pn;
-    mps_rec *ring;
-    /* statistics (11) */
-    int64_t packets_sent, bytes_sent, retransmissions, queue_drops, random_losses;
-    int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes, dropped_bytes;
-    /* configuration */
-    int64_t fwd_delay_ns, rev_delay_ns, queue_bytes;
-    uint64_t loss_threshold;
-    int64_t initial_cwnd_bytes, min_rto_ns, max_rto_ns;
+    int64_t queue_bytes;
     int64_t *bw_start_ns, *bw_rate_bps;
     int32_t bw_n;
     int64_t bw_cycle_ns;
@@ -151,6 +154,49 @@ typedef struct {
     /* bandwidth cursor: segment index and absolute start of the current cycle */
     int32_t seg_k;
     int64_t seg_base;
+} mps_link;
+
+/* Everything about one subflow: configuration, sender and the values a policy may read
+ * (exposed to Python as strided views), hot fields first. */
+typedef struct {
+    /* read at every decision and event */
+    int64_t inflight_bytes;
+    int64_t cwnd_bytes; /* 0 for ideal: no window */
+    int64_t next_pn, oldest_pn, ring_mask;
+    int32_t cc;
+    int32_t window_based;
+    int32_t link;
+    int32_t is_cross;
+    int64_t rto_deadline;
+    mps_fifo recvq; /* packets propagating to the receiver */
+    mps_fifo ackq;  /* acknowledgements propagating to the sender */
+    mps_fifo nackq; /* negative acknowledgements of ideal-CC losses (7.6) */
+    /* RFC 6298 estimates, recovery and delivery rate */
+    int64_t srtt_ns, rttvar_ns, min_rtt_ns, rto_ns;
+    int64_t delivery_rate_bps;
+    int64_t delivered, delivered_time;
+    int32_t recovery; /* enum mps_recovery */
+    uint8_t can_send;
+    uint8_t ge_bad; /* Gilbert-Elliott state */
+    uint8_t last_lost; /* whether the subflow's previous packet off the link was lost */
+    uint8_t pad_;
+    int64_t last_send_ns;
+    int64_t scan_pn, ack_count, ca_acc, ssthresh, recover_pn;
+    mps_rec *ring;
+    /* controller state (7.8-7.10) */
+    int64_t cub_w_max, cub_k_us, cub_origin, cub_epoch_start, cub_w_est, cub_est_acc, cub_acc;
+    double lia_acc, olia_acc;
+    int64_t olia_l1, olia_l2;
+    /* statistics (11) */
+    int64_t packets_sent, bytes_sent, retransmissions, queue_drops, random_losses;
+    int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes, dropped_bytes;
+    int64_t loss_bursts; /* maximal runs of consecutive randomly lost packets */
+    /* configuration */
+    int64_t fwd_delay_ns, rev_delay_ns;
+    int32_t loss_model;
+    uint64_t loss_threshold, ge_p_threshold, ge_r_threshold, ge_bad_loss_threshold;
+    int64_t initial_cwnd_bytes, min_rto_ns, max_rto_ns;
+    int64_t start_ns, stop_ns;
     /* random stream (5) */
     uint64_t rng[4];
 } mps_path;
@@ -182,8 +228,16 @@ typedef struct mps_policy {
     int64_t cursor; /* scratch state, reset with the episode */
 } mps_policy;
 
+/* A set of blocks kept as a bitset by block index and one by deadline rank. */
+typedef struct {
+    uint64_t *bits;    /* by block index */
+    uint64_t *dl_bits; /* by deadline rank */
+} mps_blockset;
+
 struct mps_sim {
-    int32_t mss, header, n_paths, n_blocks;
+    int32_t mss, header, n_paths, n_cross, n_subflows, n_links, n_blocks;
+    int32_t receiver;
+    int64_t rbuf_bytes;
     int64_t end_ns;
     uint64_t seed;
     int64_t n_pieces;
@@ -198,23 +252,34 @@ struct mps_sim {
     uint8_t *piece_received;
     int32_t *piece_next_lost;
 
-    /* sendable set: bit per block */
-    uint64_t *sendable_bits;
-    int32_t n_words, low_word, n_sendable;
-    /* the same set by deadline rank, for picking the most urgent blocks in O(K) */
+    /* Sendable blocks (7): those with new bytes (arrived, not cancelled, unsent > 0) and
+     * those with bytes to retransmit; new ones count only while the window is open. */
+    mps_blockset new_set, lost_set;
+    int32_t n_words, low_word;
+    int32_t n_new_or_lost, n_lost;
+    int32_t window_open;
     int32_t *dl_order;   /* block of each rank, sorted by (deadline, index) */
     int64_t *dl_sorted;  /* deadline of each rank */
-    uint64_t *dl_bits;   /* sendable, by rank */
     int32_t dl_cut;      /* first rank whose deadline is not before now (time only grows) */
-    int32_t dl_hi_word;  /* highest word of dl_bits ever set this episode */
+    int32_t dl_hi_word;  /* highest word of the rank sets ever set this episode */
 
-    mps_path paths[MPS_MAX_PATHS];
+    /* connection sequence space and the in-order receiver (6.2) */
+    int64_t conn_next_dsn, data_acked, rcv_nxt, rbuf_used;
+    int32_t n_dsn, deliver_k;
+    int32_t *dsn_order;          /* piece at each sequence position (in-order receiver) */
+    int64_t *piece_arrival_ns;   /* in-order receiver only */
+    int64_t *piece_delivery_ns;
+    int64_t *piece_first_send_ns;
+
+    mps_link links[MPS_MAX_LINKS];
+    mps_path paths[MPS_MAX_SUBFLOWS];
 
     /* event state (8) */
     int32_t n_arrived;
     int64_t now;
     int64_t last_event_ns;
     int32_t done;
+    uint8_t cross_started[MPS_MAX_CROSS];
     /* decision rounds (9) */
     int32_t in_rounds, round_j, sent_any, pending;
     uint8_t waited[MPS_MAX_PATHS];
@@ -252,8 +317,18 @@ int mps_path_ready(const mps_sim *s, int j);
 int32_t mps_first_sendable(mps_sim *s);
 /* Writes up to cap sendable block indices in ascending order; returns the count. */
 int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap);
+/* Number of sendable blocks (section 7). */
+static inline int32_t mps_n_sendable(const mps_sim *s) { return s->window_open ? s->n_new_or_lost : s->n_lost; }
 static inline int mps_block_sendable(const mps_sim *s, int32_t b) {
-    return (int)((s->sendable_bits[b >> 6] >> (b & 63)) & 1u);
+    const uint64_t bit = UINT64_C(1) << (b & 63);
+    return (s->lost_set.bits[b >> 6] & bit) || (s->window_open && (s->new_set.bits[b >> 6] & bit));
+}
+/* Word w of the sendable set, by block index or by deadline rank. */
+static inline uint64_t mps_sendable_word(const mps_sim *s, int32_t w) {
+    return s->lost_set.bits[w] | (s->window_open ? s->new_set.bits[w] : 0);
+}
+static inline uint64_t mps_sendable_rank_word(const mps_sim *s, int32_t w) {
+    return s->lost_set.dl_bits[w] | (s->window_open ? s->new_set.dl_bits[w] : 0);
 }
 double mps_take_reward(mps_sim *s);
 

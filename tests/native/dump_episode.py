@@ -1,6 +1,6 @@
 """Write one episode of a scenario in the text format read by episode_main.c.
 
-usage: python dump_episode.py SCENARIO SEED OUT [--cc ideal|newreno] [--loss P] [--duration S]
+usage: python dump_episode.py SCENARIO SEED OUT [--cc NAME] [--loss P] [--duration S]
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ def main() -> None:
     ap.add_argument("scenario")
     ap.add_argument("seed", type=int)
     ap.add_argument("out")
-    ap.add_argument("--cc", choices=("ideal", "newreno"), help="override every path's congestion control")
+    ap.add_argument("--cc", choices=("ideal", "newreno", "cubic", "lia", "olia"),
+                    help="override every path's congestion control")
     ap.add_argument("--loss", type=float, help="override every path's loss rate")
     ap.add_argument("--duration", type=float, help="override the duration [s]")
     args = ap.parse_args()
@@ -30,18 +31,25 @@ def main() -> None:
         d["duration_s"] = args.duration
     ep = build_episode(scenarios.resolve(d), args.seed)
     c = ep.core_inputs()
-    cc_code = {"ideal": 0, "newreno": 1}
+    codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "iid": 0, "gilbert_elliott": 1,
+             "block": 0, "in_order": 1}
     b = c["blocks"]
     with open(args.out, "w") as f:
-        f.write(f"{c['mss_bytes']} {c['header_bytes']} {c['end_ns']} {c['seed']} {len(c['paths'])} {len(b['arrival_ns'])}\n")
-        for p in c["paths"]:
+        f.write(" ".join(str(x) for x in (
+            c["mss_bytes"], c["header_bytes"], c["end_ns"], c["seed"], codes[c["receiver"]], c["rbuf_bytes"],
+            len(c["links"]), len(c["paths"]), len(c["cross"]), len(b["arrival_ns"]),
+        )) + "\n")
+        for link in c["links"]:
+            f.write(f"{link['queue_bytes']} {link['bw_cycle_ns']} {len(link['bw_start_ns'])}\n")
+            f.write(" ".join(str(int(x)) for x in link["bw_start_ns"]) + "\n")
+            f.write(" ".join(str(int(x)) for x in link["bw_rate_bps"]) + "\n")
+        for p in c["paths"] + c["cross"]:
             f.write(" ".join(str(x) for x in (
-                p["fwd_delay_ns"], p["rev_delay_ns"], p["queue_bytes"], p["loss_threshold"], cc_code[p["cc"]],
-                p["initial_cwnd_bytes"], p["min_rto_ns"], p["max_rto_ns"], p["bw_cycle_ns"], p["ring_capacity"],
-                len(p["bw_start_ns"]),
+                p["link"], p["fwd_delay_ns"], p["rev_delay_ns"], codes[p["loss_model"]], p["loss_threshold"],
+                p["ge_p_threshold"], p["ge_r_threshold"], p["ge_bad_loss_threshold"], codes[p["cc"]],
+                p["initial_cwnd_bytes"], p["min_rto_ns"], p["max_rto_ns"], p["ring_capacity"],
+                p.get("start_ns", 0), p.get("stop_ns", 1 << 62),
             )) + "\n")
-            f.write(" ".join(str(int(x)) for x in p["bw_start_ns"]) + "\n")
-            f.write(" ".join(str(int(x)) for x in p["bw_rate_bps"]) + "\n")
         for row in zip(b["arrival_ns"], b["size_bytes"], b["deadline_ns"], b["priority"], b["weight"]):
             f.write(f"{int(row[0])} {int(row[1])} {int(row[2])} {int(row[3])} {float(row[4])!r}\n")
 

@@ -33,39 +33,58 @@ static int read_u64(FILE *f, uint64_t *x) {
     return 0;
 }
 
+static int read_schedule(FILE *f, mps_link_config *k) {
+    int64_t nseg;
+    if (read_i64(f, &k->queue_bytes) || read_i64(f, &k->bw_cycle_ns) || read_i64(f, &nseg) || nseg < 1) return -1;
+    k->bw_n = (int32_t)nseg;
+    int64_t *starts = malloc((size_t)nseg * sizeof(int64_t));
+    int64_t *rates = malloc((size_t)nseg * sizeof(int64_t));
+    k->bw_start_ns = starts;
+    k->bw_rate_bps = rates;
+    if (!starts || !rates) return -1;
+    for (int64_t i = 0; i < nseg; i++)
+        if (read_i64(f, &starts[i])) return -1;
+    for (int64_t i = 0; i < nseg; i++)
+        if (read_i64(f, &rates[i])) return -1;
+    return 0;
+}
+
+static int read_subflow(FILE *f, mps_subflow_config *p) {
+    int64_t link, loss_model, cc;
+    if (read_i64(f, &link) || read_i64(f, &p->fwd_delay_ns) || read_i64(f, &p->rev_delay_ns) ||
+        read_i64(f, &loss_model) || read_u64(f, &p->loss_threshold) || read_u64(f, &p->ge_p_threshold) ||
+        read_u64(f, &p->ge_r_threshold) || read_u64(f, &p->ge_bad_loss_threshold) || read_i64(f, &cc) ||
+        read_i64(f, &p->initial_cwnd_bytes) || read_i64(f, &p->min_rto_ns) || read_i64(f, &p->max_rto_ns) ||
+        read_i64(f, &p->ring_capacity) || read_i64(f, &p->start_ns) || read_i64(f, &p->stop_ns))
+        return -1;
+    p->link = (int32_t)link;
+    p->loss_model = (int32_t)loss_model;
+    p->cc = (int32_t)cc;
+    return 0;
+}
+
 /* Episode file: see dump_episode.py. Arrays are allocated here and freed by free_config. */
 static int read_config(const char *path, mps_config *c) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     memset(c, 0, sizeof *c);
-    int64_t mss, header, n_paths, n_blocks;
+    int64_t mss, header, receiver, n_links, n_paths, n_cross, n_blocks;
     if (read_i64(f, &mss) || read_i64(f, &header) || read_i64(f, &c->end_ns) || read_u64(f, &c->seed) ||
-        read_i64(f, &n_paths) || read_i64(f, &n_blocks) || n_paths < 1 || n_paths > MPS_MAX_PATHS || n_blocks < 1)
+        read_i64(f, &receiver) || read_i64(f, &c->rbuf_bytes) || read_i64(f, &n_links) || read_i64(f, &n_paths) ||
+        read_i64(f, &n_cross) || read_i64(f, &n_blocks) || n_links < 1 || n_links > MPS_MAX_LINKS || n_paths < 1 ||
+        n_paths > MPS_MAX_PATHS || n_cross < 0 || n_cross > MPS_MAX_CROSS || n_blocks < 1)
         goto bad;
     c->mss_bytes = (int32_t)mss;
     c->header_bytes = (int32_t)header;
+    c->receiver = (int32_t)receiver;
+    c->n_links = (int32_t)n_links;
     c->n_paths = (int32_t)n_paths;
+    c->n_cross = (int32_t)n_cross;
     c->n_blocks = (int32_t)n_blocks;
-    for (int j = 0; j < c->n_paths; j++) {
-        mps_path_config *p = &c->paths[j];
-        int64_t cc, nseg;
-        if (read_i64(f, &p->fwd_delay_ns) || read_i64(f, &p->rev_delay_ns) || read_i64(f, &p->queue_bytes) ||
-            read_u64(f, &p->loss_threshold) || read_i64(f, &cc) || read_i64(f, &p->initial_cwnd_bytes) ||
-            read_i64(f, &p->min_rto_ns) || read_i64(f, &p->max_rto_ns) || read_i64(f, &p->bw_cycle_ns) ||
-            read_i64(f, &p->ring_capacity) || read_i64(f, &nseg) || nseg < 1)
-            goto bad;
-        p->cc = (int32_t)cc;
-        p->bw_n = (int32_t)nseg;
-        int64_t *starts = malloc((size_t)nseg * sizeof(int64_t));
-        int64_t *rates = malloc((size_t)nseg * sizeof(int64_t));
-        p->bw_start_ns = starts;
-        p->bw_rate_bps = rates;
-        if (!starts || !rates) goto bad;
-        for (int64_t k = 0; k < nseg; k++)
-            if (read_i64(f, &starts[k])) goto bad;
-        for (int64_t k = 0; k < nseg; k++)
-            if (read_i64(f, &rates[k])) goto bad;
-    }
+    for (int l = 0; l < c->n_links; l++)
+        if (read_schedule(f, &c->links[l])) goto bad;
+    for (int j = 0; j < c->n_paths + c->n_cross; j++)
+        if (read_subflow(f, &c->subflows[j])) goto bad;
     int64_t *arrival = malloc((size_t)n_blocks * sizeof(int64_t));
     int64_t *size = malloc((size_t)n_blocks * sizeof(int64_t));
     int64_t *deadline = malloc((size_t)n_blocks * sizeof(int64_t));
@@ -92,9 +111,9 @@ bad:
 }
 
 static void free_config(mps_config *c) {
-    for (int j = 0; j < MPS_MAX_PATHS; j++) {
-        free((void *)c->paths[j].bw_start_ns);
-        free((void *)c->paths[j].bw_rate_bps);
+    for (int l = 0; l < MPS_MAX_LINKS; l++) {
+        free((void *)c->links[l].bw_start_ns);
+        free((void *)c->links[l].bw_rate_bps);
     }
     free((void *)c->arrival_ns);
     free((void *)c->size_bytes);

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Memory checks of the simulator core, without and with Python:
-#   1. the C driver (episode_main.c) built with -O1 -g runs full NewReno and ideal
-#      episodes with random loss, natively and through the observation API, under
-#      valgrind memcheck; any error or definite leak fails;
+#   1. the C driver (episode_main.c) built with -O1 -g runs full NewReno, Cubic and ideal
+#      episodes with random loss, and an episode with every part of the model (rich.yaml:
+#      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, in-order receiver),
+#      natively and through the observation API, under valgrind memcheck; any error or
+#      definite leak fails;
 #   2. the same driver built with AddressSanitizer and UndefinedBehaviorSanitizer;
-#   3. the Python extension under valgrind: a full NewReno episode through simulate()
-#      and steps of the Gymnasium and vector environments (PYTHONMALLOC=malloc).
+#   3. the Python extension under valgrind: full episodes through simulate() (rich.yaml
+#      included) and steps of the Gymnasium and vector environments (PYTHONMALLOC=malloc).
 # usage: tests/native/memcheck.sh   (PYTHON selects the interpreter with mpsched installed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,8 +22,10 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 0 "$work/newreno.txt" --cc newreno --loss 0.02
 "$python" "$here/dump_episode.py" dams-dynamic-2-rtt-80 1 "$work/ideal.txt" --cc ideal --loss 0.02
+"$python" "$here/dump_episode.py" dams-bw-1-1.5 2 "$work/cubic.txt" --cc cubic --loss 0.01
+"$python" "$here/dump_episode.py" "$here/rich.yaml" 3 "$work/rich.txt"
 flags=(-std=c11 -g -Wall -Wextra -Wno-unused-parameter -I"$src")
-gcc -O1 "${flags[@]}" -o "$work/episode_main" "$here/episode_main.c" "${sources[@]}"
+gcc -O1 "${flags[@]}" -o "$work/episode_main" "$here/episode_main.c" "${sources[@]}" -lm
 
 runs=(
     "newreno.txt run minrtt"
@@ -29,6 +33,10 @@ runs=(
     "ideal.txt run minrtt"
     "newreno.txt step 16 2 3 30000"
     "ideal.txt step 4 8 2 30000"
+    "cubic.txt run minrtt"
+    "rich.txt run minrtt"
+    "rich.txt run rr"
+    "rich.txt step 8 8 3 30000"
 )
 for r in "${runs[@]}"; do
     read -r -a args <<<"$r"
@@ -40,7 +48,7 @@ done
 if gcc -fsanitize=address,undefined -x c -o "$work/probe" - <<<'int main(void){return 0;}' 2>/dev/null \
    && "$work/probe"; then
     gcc -O1 "${flags[@]}" -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
-        -o "$work/episode_main_asan" "$here/episode_main.c" "${sources[@]}"
+        -o "$work/episode_main_asan" "$here/episode_main.c" "${sources[@]}" -lm
     for r in "${runs[@]}"; do
         read -r -a args <<<"$r"
         echo "== ASan+UBSan: episode_main $r"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from mpsched import baselines
@@ -16,7 +18,11 @@ LOSSY = {
     "workload": {"type": "avc", "bitrate_mbps": 3.0},
 }
 
+RICH = Path(__file__).with_name("rich.yaml")
+
 simulate(LOSSY, "minrtt", seed=1)
+rich = simulate(RICH, "rr", seed=5)
+rich.receive_buffer()
 simulate(LOSSY, baselines.get("rr").python(), seed=2)
 env = MultipathDeadlineEnv(LOSSY, num_slots=8)
 env.reset(seed=3)
@@ -25,6 +31,12 @@ for _ in range(3000):
     _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
     if done:
         env.reset()
+rich_env = MultipathDeadlineEnv(str(RICH), num_slots=8)
+rich_env.reset(seed=6)
+for _ in range(3000):
+    _, _, done, _, _ = rich_env.step(int(rng.choice(np.flatnonzero(rich_env.action_masks()))))
+    if done:
+        rich_env.reset()
 venv = MultipathDeadlineVectorEnv(num_envs=3, scenario={**LOSSY, "duration_s": 0.5}, num_slots=8)
 venv.reset(seed=4)
 for _ in range(3000):
