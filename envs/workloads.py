@@ -23,6 +23,9 @@ Workload types
 
 Every type has ``start_s`` (0.0), the time of its first arrival, and every type but
 ``explicit`` has ``deadline_ms``, the relative deadline (deadline = arrival + deadline_ms).
+The video types (``avc``, ``svc``, ``frames``) also take ``playout_startup_ms``: when given,
+each block's deadline is instead its frame's play time in a fixed-schedule playout client
+(:mod:`mpsched.envs.playout`).
 Times are given in seconds or milliseconds at the configuration edge and rounded to the
 nearest nanosecond in the table.
 """
@@ -39,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ScenarioError, TraceError
+from .playout import play_times_ns
 from .textfiles import (
     TIME_UNITS,
     cached_parse,
@@ -314,6 +318,19 @@ def _common(cfg: Mapping[str, Any], field: str, deadline_ms: float) -> dict[str,
     }
 
 
+def _playout(cfg: Mapping[str, Any], field: str) -> dict[str, float]:
+    """``playout_startup_ms`` of a video workload: ``{}`` when absent or None."""
+    value = cfg.get("playout_startup_ms")
+    if value is None:
+        return {}
+    where = field_path(field, "playout_startup_ms")
+    return {
+        "playout_startup_ms": check_number(
+            value, where, lo=0.0, lo_open=True, hi=_MAX_MS, what="a start-up delay in ms"
+        )
+    }
+
+
 def normalize_workload(config: Any, field: str) -> dict[str, Any]:
     """Validate a workload configuration and complete it with defaults.
 
@@ -329,7 +346,8 @@ def normalize_workload(config: Any, field: str) -> dict[str, Any]:
     Returns
     -------
     dict
-        The canonical form: a plain JSON-able dict with every key present. Mappings of
+        The canonical form: a plain JSON-able dict with every key present, except
+        ``playout_startup_ms``, which is present only when set. Mappings of
         per-type values (``size_ratio``, ``priority``, ``weight``) given in part are completed
         from the defaults. Normalizing it again returns an equal dict.
 
@@ -359,6 +377,7 @@ def _normalize_avc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "size_cv",
             "deadline_ms",
             "start_s",
+            "playout_startup_ms",
         ),
     )
     gop_field = field_path(field, "gop")
@@ -383,6 +402,7 @@ def _normalize_avc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
         "weight": _keyed(cfg.get("weight", {}), field_path(field, "weight"), _FRAME_WEIGHT, _weight),
         "size_cv": _size_cv(cfg.get("size_cv", 0.1), field_path(field, "size_cv")),
         **_common(cfg, field, 200.0),
+        **_playout(cfg, field),
     }
 
 
@@ -400,6 +420,7 @@ def _normalize_svc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "size_cv",
             "deadline_ms",
             "start_s",
+            "playout_startup_ms",
         ),
     )
     share_field = field_path(field, "layer_share")
@@ -433,6 +454,7 @@ def _normalize_svc(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
         ),
         "size_cv": _size_cv(cfg.get("size_cv", 0.1), field_path(field, "size_cv")),
         **_common(cfg, field, 200.0),
+        **_playout(cfg, field),
     }
 
 
@@ -556,6 +578,7 @@ def _normalize_frames(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "default_type",
             "deadline_ms",
             "start_s",
+            "playout_startup_ms",
         ),
     )
     time_column = check_column(cfg.get("time_column", 0), field_path(field, "time_column"))
@@ -586,6 +609,7 @@ def _normalize_frames(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             cfg.get("default_type", "P"), field_path(field, "default_type"), _FRAME_TYPES
         ),
         **_common(cfg, field, 200.0),
+        **_playout(cfg, field),
     }
 
 
@@ -716,6 +740,18 @@ def generate_workload(
         when a column is named; blank and ``#`` lines are skipped. With ``loop`` the file
         repeats with period = last time - first time + median frame interval;
         ``frame_rate`` is 1 / median frame interval. At least two frames are required.
+    ``playout_startup_ms`` (``avc``, ``svc`` and ``frames``; None, i.e. unset, by default;
+    a time in ms > 0)
+        When given, ``deadline_ms`` is not used: every block of frame ``k`` gets the frame's
+        play time ``start_s + playout_startup_ms + k / frame_rate`` (the first frame arrives
+        at ``start_s``), rounded to the nearest ns once as in
+        :func:`mpsched.envs.playout.play_times_ns`, so a frame's most important blocks meet
+        their deadline exactly when :func:`mpsched.envs.playout.playout_stats` does not count
+        the frame as a picture discard. For ``avc`` and ``svc`` this is the arrival plus
+        ``playout_startup_ms`` (up to 1 ns of rounding). The play times of a ``frames`` file
+        follow ``frame_rate``, not its time stamps: a frame arriving after its play time
+        (when the file's intervals drift from the median) cannot be played and gets its
+        arrival as the deadline.
     ``explicit`` (``blocks``, ``start_s`` 0)
         ``arrival_ms`` and absolute ``deadline_ms`` of each block are shifted by ``start_s``;
         a block arriving at or after the end is an error rather than dropped.
@@ -790,6 +826,18 @@ def _with_deadline(arrival: np.ndarray, deadline_ms: float) -> np.ndarray:
     return arrival + round(deadline_ms * 1e6)
 
 
+def _video_deadline(
+    cfg: dict[str, Any], arrival: np.ndarray, frame: np.ndarray, fps: float
+) -> np.ndarray:
+    """Deadlines of video blocks: ``deadline_ms`` after arrival, or with
+    ``playout_startup_ms`` the frame's play time, not before the block's arrival."""
+    startup_ms = cfg.get("playout_startup_ms")
+    if startup_ms is None:
+        return _with_deadline(arrival, cfg["deadline_ms"])
+    play = play_times_ns(to_ns(cfg["start_s"]), startup_ms / 1e3, fps, frame)
+    return np.maximum(play, arrival)
+
+
 def _generate_avc(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) -> BlockTable:
     fps = cfg["fps"]
     gop = cfg["gop"]
@@ -803,7 +851,7 @@ def _generate_avc(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) ->
     return BlockTable(
         arrival,
         _whole_bytes(sizes * _size_factors(rng, cfg["size_cv"], arrival.size)),
-        _with_deadline(arrival, cfg["deadline_ms"]),
+        _video_deadline(cfg, arrival, index, fps),
         np.array(_lookup(kinds, cfg["priority"]), dtype=np.int64),
         np.array(_lookup(kinds, cfg["weight"]), dtype=np.float64),
         kinds,
@@ -821,15 +869,16 @@ def _generate_svc(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator) ->
     frame_bytes = cfg["bitrate_mbps"] * 1e6 / 8 / fps
     factors = _size_factors(rng, cfg["size_cv"], frames.size)
     arrival = np.repeat(frames, layers)
+    index = np.repeat(np.arange(frames.size), layers)
     names = np.array(["base"] + [f"enh{i}" for i in range(1, layers)], dtype=object)
     return BlockTable(
         arrival,
         _whole_bytes(np.outer(factors * frame_bytes, shares).ravel()),
-        _with_deadline(arrival, cfg["deadline_ms"]),
+        _video_deadline(cfg, arrival, index, fps),
         np.tile(np.array(cfg["priority"], dtype=np.int64), frames.size),
         np.tile(np.array(cfg["weight"], dtype=np.float64), frames.size),
         np.tile(names, frames.size),
-        np.repeat(np.arange(frames.size), layers),
+        index,
         fps,
     )
 
@@ -964,16 +1013,18 @@ def _generate_frames(cfg: dict[str, Any], end_ns: int, base_dir: Path | None) ->
     arrival = (start + np.arange(repeats)[:, None] * period + trace.offset_ns).ravel()
     keep = arrival < end_ns
     arrival = arrival[keep]
+    index = np.arange(repeats * frames)[keep]
     types = np.tile(trace.frame_type, repeats)[keep]
+    fps = 1e9 / trace.interval_ns
     return BlockTable(
         arrival,
         np.tile(trace.size_bytes, repeats)[keep],
-        _with_deadline(arrival, cfg["deadline_ms"]),
+        _video_deadline(cfg, arrival, index, fps),
         np.array(_lookup(types, cfg["priority"]), dtype=np.int64),
         np.array(_lookup(types, cfg["weight"]), dtype=np.float64),
         types,
-        np.arange(repeats * frames)[keep],
-        1e9 / trace.interval_ns,
+        index,
+        fps,
     )
 
 

@@ -57,10 +57,12 @@ ROUND_TRIP_CONFIGS = [
     {"type": "avc", "gop": "IPPP", "size_ratio": {"I": 5}, "size_cv": 0, "start_s": 0.5},
     {"type": "svc"},
     {"type": "svc", "layer_share": [0.5, 0.5], "priority": [7, 3]},
+    {"type": "svc", "layer_share": [0.5, 0.5], "playout_startup_ms": 250},
     {"type": "web"},
     {"type": "web", "bursts": [2, 3], "priority": {"low": -1}},
     {"type": "bulk", "rate_mbps": 2},
     {"type": "frames", "file": "video.txt", "type_column": 2, "size_unit": "bits"},
+    {"type": "frames", "file": "video.txt", "playout_startup_ms": 500.5},
     {
         "type": "frames",
         "file": "video.txt",
@@ -187,6 +189,97 @@ def test_svc_layer_count_sets_defaults() -> None:
     t = generate(normal, duration_s=0.1, seed=2)
     sizes = t.size_bytes.reshape(-1, 2)
     assert np.allclose(sizes[:, 1] / sizes[:, 0], 3, rtol=1e-3)
+
+
+# ---------------------------------------------------------------------------------------
+# Playout start-up deadlines
+# ---------------------------------------------------------------------------------------
+
+
+def test_playout_startup_is_absent_by_default_and_idempotent() -> None:
+    for kind in ("avc", "svc"):
+        assert "playout_startup_ms" not in normalize_workload({"type": kind}, "w")
+        assert normalize_workload({"type": kind, "playout_startup_ms": None}, "w") == (
+            normalize_workload({"type": kind}, "w")
+        )
+        normal = normalize_workload({"type": kind, "playout_startup_ms": 150}, "w")
+        assert normal["playout_startup_ms"] == 150.0
+        assert normalize_workload(normal, "w") == normal
+        assert json.loads(json.dumps(normal)) == normal
+
+
+def test_avc_playout_deadlines_are_play_times() -> None:
+    t = generate(
+        {"type": "avc", "fps": 10, "size_cv": 0, "start_s": 0.25, "playout_startup_ms": 300},
+        duration_s=1.0,
+    )
+    # frame k arrives at 250 + 100k ms and plays at 250 + 300 + 100k ms
+    assert t.arrival_ns.tolist() == [250 * MS + k * 100 * MS for k in range(8)]
+    assert t.deadline_ns.tolist() == [550 * MS + k * 100 * MS for k in range(8)]
+    # deadline_ms is not used
+    again = generate(
+        {
+            "type": "avc",
+            "fps": 10,
+            "size_cv": 0,
+            "start_s": 0.25,
+            "playout_startup_ms": 300,
+            "deadline_ms": 5,
+        },
+        duration_s=1.0,
+    )
+    assert again == t
+
+
+def test_avc_playout_deadlines_at_a_fractional_rate() -> None:
+    t = generate({"type": "avc", "playout_startup_ms": 100}, duration_s=1.0)
+    # 30 fps: play time 1e8 + rint(k * 1e9 / 30) ns, the arrival plus 100 ms
+    k = np.arange(30)
+    assert t.deadline_ns.tolist() == (100 * MS + np.rint(k * 1e9 / 30)).astype(np.int64).tolist()
+    assert t.deadline_ns.tolist() == (t.arrival_ns + 100 * MS).tolist()
+
+
+def test_svc_playout_deadlines_are_shared_by_the_layers() -> None:
+    t = generate({"type": "svc", "fps": 25, "playout_startup_ms": 80}, duration_s=0.2)
+    # 5 frames at 40 ms, 3 layers each: every layer of frame k is due at 80 + 40k ms
+    play = [80 * MS + k * 40 * MS for k in range(5)]
+    assert t.deadline_ns.tolist() == np.repeat(play, 3).tolist()
+
+
+def test_frames_playout_deadlines_follow_the_frame_rate(tmp_path: Path) -> None:
+    # frames at 0, 40, 80, 140 ms, looped: median interval 40 ms (25 fps), period
+    # 140 + 40 = 180 ms, so arrivals below 300 ms are 0, 40, 80, 140, 180, 220, 260. With a
+    # 50 ms start-up frame k plays at 50 + 40k ms = 50, 90, ..., 290, after each arrival.
+    write(tmp_path, "v.txt", "0 10\n0.04 10\n0.08 10\n0.14 10\n")
+    config = {"type": "frames", "file": "v.txt", "playout_startup_ms": 50}
+    t = generate(config, duration_s=0.3, base_dir=tmp_path)
+    assert t.arrival_ns.tolist() == [k * MS for k in (0, 40, 80, 140, 180, 220, 260)]
+    assert t.frame_rate == 25.0
+    assert t.deadline_ns.tolist() == [50 * MS + k * 40 * MS for k in range(7)]
+    # With a 10 ms start-up, play at 10, 50, 90, 130, 170, 210, 250 ms: frames 3 to 6
+    # arrive 10 ms after their play time (the 60 ms gap of the file); they cannot be played
+    # and their deadline is their arrival.
+    short = generate({**config, "playout_startup_ms": 10}, duration_s=0.3, base_dir=tmp_path)
+    assert short.deadline_ns.tolist() == [k * MS for k in (10, 50, 90, 140, 180, 220, 260)]
+
+
+@pytest.mark.parametrize("value", [0, -5, float("nan"), float("inf"), True, "100", [100]])
+@pytest.mark.parametrize("kind", ["avc", "svc", "frames"])
+def test_bad_playout_startup(kind: str, value: Any) -> None:
+    config = {"type": kind, "playout_startup_ms": value}
+    if kind == "frames":
+        config["file"] = "video.txt"
+    with pytest.raises(ScenarioError) as info:
+        normalize_workload(config, "w")
+    assert info.value.field == "w.playout_startup_ms"
+    assert "expected a start-up delay in ms in (0, " in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["web", "bulk", "explicit"])
+def test_playout_startup_is_for_video_only(kind: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        normalize_workload({"type": kind, "playout_startup_ms": 100}, "w")
+    assert info.value.field == "w.playout_startup_ms"
 
 
 # ---------------------------------------------------------------------------------------
@@ -397,6 +490,7 @@ BAD_CONFIGS = [
     ({"type": "avc", "priority": {"I": 1.5}}, "workloads[0].priority.I"),
     ({"type": "avc", "size_cv": -0.1}, "workloads[0].size_cv"),
     ({"type": "avc", "deadline_ms": float("inf")}, "workloads[0].deadline_ms"),
+    ({"type": "avc", "playout_startup_ms": 0}, "workloads[0].playout_startup_ms"),
     ({"type": "avc", "fsp": 30}, "workloads[0].fsp"),
     ({"type": "hevc"}, "workloads[0].type: got 'hevc'"),
     ({"fps": 30}, "workloads[0].type: got nothing"),
