@@ -112,6 +112,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .validate import format_table, run_validations
+
+    progress = None if args.json else (lambda label: print(f"running {label} ...", file=sys.stderr))
+    rows = run_validations(progress)
+    print(json.dumps([r.row() for r in rows], indent=2) if args.json else format_table(rows))
+    return 0 if all(r.passed for r in rows) else 1
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import format_report, run_benchmarks
 
@@ -152,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", default=_DEMO_SCENARIO, help="built-in name or YAML file (default: %(default)s)")
     p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 (default: %(default)s)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("validate", help="check the simulator against closed forms and the seed papers",
+                       epilog="example: mpsched validate --json")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("bench", help="measure simulator and environment speed",
                        epilog="example: mpsched bench --json")

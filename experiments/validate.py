@@ -1,0 +1,336 @@
+"""Validation of the simulator against closed forms and the seed papers (``mpsched validate``).
+
+Each check runs the packet-level simulator and compares one measured figure with an
+independent expectation:
+
+1. DAPS blocking model (seed 003 eq. (2), Table I): two paths, per-packet round-robin,
+   the in-order receiver with a 65 kB buffer, L = 1500 B, r_f = 20 ms, queues of one
+   bandwidth-delay product. Measured: the largest time a packet waits in the receive
+   buffer once the start-up transient is over (after 2 s); expected:
+   ``T_maxblock = r_s/2 + 8L/c_s - r_f/2 - 8L/c_f``. Table I's labels give the cases; its
+   garbled capacity columns are read from the labels.
+2. NewReno steady state against Mathis et al. (``MSS/RTT * sqrt(3 / (2p))``) on a
+   loss-limited path (100 Mbit/s, RTT 100 ms, i.i.d. loss p).
+3. Cubic (RFC 9438): after a loss, the window over the congestion-avoidance epoch
+   against ``W(t) = C (t - K)^3 + W_max``, with W_max and the reduced window read off the
+   trajectory (fast convergence applied as the RFC says).
+4. LIA (RFC 6356) and OLIA: goal 1 (a multipath flow does at least as well as a single
+   path flow on the best path) with two separate equal bottlenecks, without competition
+   (capacity-limited: each subflow) and with random loss (loss-limited: the total); goal 2
+   (do no harm) with two subflows sharing one lossy bottleneck with a NewReno flow.
+   Random loss on every flow puts the check in the regime RFC 6356 analyses; on a
+   drop-tail-only shared bottleneck the deterministic simulator shows phase effects
+   (which flow meets a full queue depends on timing alignment, Floyd & Jacobson 1991).
+5. Video playout (seed 002 measures) on a hand-computed five-frame case.
+6. Gilbert-Elliott loss: long-run loss rate ``p / (p + r)`` and mean burst length ``1/r``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ..envs import simulate
+from ..envs.policy import Observation
+
+__all__ = ["Check", "run_validations", "format_table", "DAPS_TABLE_I"]
+
+MS = 1_000_000
+# (c_f, c_s in Mbit/s, r_s in ms), from the labels of seed 003 Table I
+DAPS_TABLE_I: tuple[tuple[float, float, float], ...] = (
+    (10, 10, 100), (50, 10, 100), (10, 50, 100), (100, 100, 100), (50, 100, 100), (150, 50, 100),
+    (10, 10, 200), (50, 10, 200), (10, 50, 200), (100, 100, 200), (50, 150, 200), (150, 50, 200),
+)
+MATHIS_LOSS = (0.001, 0.005, 0.01)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One validation row.
+
+    Attributes
+    ----------
+    check : str
+        What is compared.
+    expected, measured : float
+        The expectation and the simulator's figure, in ``unit``.
+    error_pct : float
+        ``100 * (measured / expected - 1)``, or the measured deviation itself for checks
+        whose expectation is a curve.
+    passed : bool
+        Whether the criterion holds.
+    criterion : str
+        The tolerance, e.g. ``"|error| <= 5 %"`` or ``"measured >= 0.9"``.
+    unit : str
+    """
+
+    check: str
+    expected: float
+    measured: float
+    error_pct: float
+    passed: bool
+    criterion: str
+    unit: str
+
+    def row(self) -> dict[str, Any]:
+        """The ``--json`` form: check, expected, measured, error_pct, pass (and extras)."""
+        d = asdict(self)
+        d["pass"] = d.pop("passed")
+        return d
+
+
+def _within(check: str, expected: float, measured: float, tolerance_pct: float, unit: str) -> Check:
+    error = 100.0 * (measured / expected - 1.0)
+    return Check(check, expected, measured, error, abs(error) <= tolerance_pct, f"|error| <= {tolerance_pct:g} %",
+                 unit)
+
+
+def _bound(check: str, bound: float, measured: float, at_least: bool) -> Check:
+    passed = measured >= bound if at_least else measured <= bound
+    return Check(check, bound, measured, 100.0 * (measured / bound - 1.0), passed,
+                 f"measured {'>=' if at_least else '<='} {bound:g}", "ratio")
+
+
+def _bulk(rate_mbps: float) -> dict[str, Any]:
+    """A backlogged sender: more data than the paths can carry, in large chunks."""
+    return {"type": "bulk", "rate_mbps": rate_mbps, "chunk_bytes": 10_000_000, "deadline_ms": 1000}
+
+
+# ---------------------------------------------------------------------------------------
+# 1. DAPS blocking model
+# ---------------------------------------------------------------------------------------
+
+
+def daps_blocking(c_f: float, c_s: float, r_s: float, duration_s: float = 10.0, warmup_s: float = 2.0) -> Check:
+    """Largest receive-buffer wait against seed 003 eq. (2)."""
+    packet = 1500
+    r_f = 20.0
+
+    def path(name: str, mbps: float, rtt_ms: float) -> dict[str, Any]:
+        bdp = int(mbps * 1e6 * rtt_ms / 1e3 / 8)  # the rule of thumb q_i = r_i c_i / 8L, in bytes
+        return {"name": name, "bandwidth": mbps, "rtt_ms": rtt_ms, "queue_bytes": max(packet, bdp)}
+
+    scenario = {
+        "name": f"daps-{c_f:g};{c_s:g}/{r_s:g}",
+        "duration_s": duration_s,
+        "horizon_s": duration_s,
+        "transport": {"mss_bytes": packet, "header_bytes": 0, "cc": "newreno"},
+        "receiver": {"type": "in_order", "rbuf_bytes": 65_000},
+        "paths": [path("fast", c_f, r_f), path("slow", c_s, r_s)],
+        "workload": _bulk(4 * (c_f + c_s)),
+    }
+    pieces = simulate(scenario, "rr", seed=0).pieces
+    steady = pieces[(pieces["delivery_ns"] >= 0) & (pieces["arrival_ns"] >= warmup_s * 1e9)]
+    measured = float((steady["delivery_ns"] - steady["arrival_ns"]).max()) / MS
+    model = r_s / 2 + 8 * packet / (c_s * 1e3) - r_f / 2 - 8 * packet / (c_f * 1e3)
+    return _within(f"DAPS T_maxblock ({c_f:g};{c_s:g}/{r_s:g})", model, measured, 5.0, "ms")
+
+
+# ---------------------------------------------------------------------------------------
+# 2. Mathis et al.
+# ---------------------------------------------------------------------------------------
+
+
+def mathis(p: float, duration_s: float = 600.0) -> Check:
+    """NewReno throughput on a loss-limited path against MSS/RTT sqrt(3/(2p))."""
+    mss, rtt_s = 1448, 0.1
+    scenario = {
+        "name": f"mathis-{p:g}",
+        "duration_s": duration_s,
+        "horizon_s": duration_s,
+        "transport": {"mss_bytes": mss},
+        "paths": [{"bandwidth": 100, "rtt_ms": rtt_s * 1e3, "loss": p, "cc": "newreno", "queue_ms": 100}],
+        "workload": _bulk(200),
+    }
+    r = simulate(scenario, "minrtt", seed=1)
+    measured = float(r.paths["delivered_bytes"][0]) * 8 / duration_s / 1e6
+    model = mss * 8 / rtt_s * math.sqrt(3 / (2 * p)) / 1e6
+    return _within(f"NewReno vs Mathis, p = {p:g}", model, measured, 20.0, "Mbit/s")
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Cubic
+# ---------------------------------------------------------------------------------------
+
+
+class _WindowRecorder:
+    """A FIFO policy that records path 0's window whenever it changes."""
+
+    name = "window-recorder"
+
+    def reset(self, obs: Observation) -> None:
+        self.times: list[int] = []
+        self.windows: list[int] = []
+
+    def decide(self, obs: Observation) -> int:
+        w = int(obs.cwnd_bytes[0])
+        if not self.windows or w != self.windows[-1]:
+            self.times.append(obs.now_ns)
+            self.windows.append(w)
+        return int(obs.sendable()[0])
+
+
+def cubic_trajectory(duration_s: float = 60.0) -> Check:
+    """Largest relative distance between the window and RFC 9438's W(t) over an epoch."""
+    mss = 1448
+    scenario = {
+        "name": "cubic-trajectory",
+        "duration_s": duration_s,
+        "horizon_s": duration_s,
+        "transport": {"mss_bytes": mss},
+        "paths": [{"bandwidth": 120, "rtt_ms": 100, "cc": "cubic", "queue_packets": 100}],
+        "workload": _bulk(300),
+    }
+    recorder = _WindowRecorder()
+    simulate(scenario, recorder, seed=0)
+    t = np.asarray(recorder.times) / 1e9
+    w = np.asarray(recorder.windows) / mss  # segments, as in the RFC
+    cuts = np.flatnonzero(np.diff(w) < -0.1 * w[:-1])  # multiplicative decreases
+    # the epoch after the second decrease: the first one is the slow-start overshoot
+    before, first, last = cuts[1], cuts[1] + 1, cuts[2] if len(cuts) > 2 else len(w) - 1
+    w_max = w[before] * 0.85 if w[before] < w[cuts[0]] else w[before]  # fast convergence (RFC 9438 4.7)
+    reduced = w[first]
+    k = ((w_max - reduced) / 0.4) ** (1 / 3)
+    grows = np.flatnonzero(w[first:last] > reduced)
+    epoch_start = t[first + grows[0]]
+    elapsed = t[first:last] - epoch_start
+    sampled = elapsed > 0.1  # from one RTT into the epoch
+    model = 0.4 * (elapsed[sampled] - k) ** 3 + w_max
+    deviation = float(np.max(np.abs(w[first:last][sampled] - model) / model)) * 100.0
+    return Check("Cubic window vs RFC 9438 W(t), max relative deviation", 0.0, deviation, deviation,
+                 deviation <= 5.0, "deviation <= 5 %", "%")
+
+
+# ---------------------------------------------------------------------------------------
+# 4. LIA and OLIA
+# ---------------------------------------------------------------------------------------
+
+
+def _throughputs(scenario: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    r = simulate(scenario, "minrtt", seed=0)
+    cross = r.cross["throughput_bps"].to_numpy() if len(r.cross) else np.zeros(0)
+    return r.paths["throughput_bps"].to_numpy(), cross
+
+
+def coupled_goals(cc: str, duration_s: float = 600.0) -> list[Check]:
+    """RFC 6356 goals 1 and 2 for a coupled controller."""
+    base = {"duration_s": duration_s, "horizon_s": duration_s, "workload": _bulk(100)}
+    clean = {"bandwidth": 10, "rtt_ms": 50, "queue_ms": 50}
+    lossy = {"bandwidth": 20, "rtt_ms": 50, "queue_ms": 50, "loss": 0.005}
+    single, _ = _throughputs({**base, "name": "single-clean", "paths": [{**clean, "cc": "newreno"}]})
+    pair, _ = _throughputs({**base, "name": f"{cc}-clean", "paths": [{**clean, "cc": cc}, {**clean, "cc": cc}]})
+    single_lossy, _ = _throughputs({**base, "name": "single-lossy", "paths": [{**lossy, "cc": "newreno"}]})
+    pair_lossy, _ = _throughputs({**base, "name": f"{cc}-lossy",
+                                  "paths": [{**lossy, "cc": cc}, {**lossy, "cc": cc}]})
+    shared, competitor = _throughputs({
+        **base,
+        "name": f"{cc}-shared",
+        "links": [{"name": "shared", "bandwidth": 20, "queue_ms": 50}],
+        "paths": [{"link": "shared", "rtt_ms": 50, "cc": cc, "loss": 0.005}] * 2,
+        "cross_traffic": [{"name": "newreno", "link": "shared", "rtt_ms": 50, "loss": 0.005}],
+    })
+    name = cc.upper()
+    return [
+        _bound(f"{name} goal 1, separate bottlenecks: weakest subflow / single NewReno", 0.9,
+               float(pair.min() / single[0]), at_least=True),
+        _bound(f"{name} goal 1, separate lossy bottlenecks: total / single NewReno", 0.9,
+               float(pair_lossy.sum() / single_lossy[0]), at_least=True),
+        _bound(f"{name} goal 2, shared lossy bottleneck: total / competing NewReno", 1.1,
+               float(shared.sum() / competitor[0]), at_least=False),
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# 5. Playout
+# ---------------------------------------------------------------------------------------
+
+
+def playout_case() -> list[Check]:
+    """Five frames at 10 fps (I P P P P, 5000 and 1250 B) over one 1 Mbit/s ideal path
+    with a 10 ms one-way delay and an outage in [200, 250) ms; start-up delay 60 ms.
+
+    Packets of 1250 B take 10 ms. Frame 0 is received at 50 ms, frame 1 at 120, frame 2
+    (arriving in the outage) at 270 > its play time 260: one discard. Frames 3 and 4 at 320
+    and 420. Playback [60, 460): the buffer holds f0 [50, 60), f1 [120, 160), f3 [320, 360),
+    f4 [420, 460); it is empty on [160, 320) while frame 2 is due at 260: one underflow of
+    160 ms (the other empty periods have no frame due).
+    """
+    scenario = {
+        "name": "playout-hand",
+        "duration_s": 0.5,
+        "transport": {"mss_bytes": 1250},
+        "paths": [{
+            "bandwidth": {"type": "piecewise", "points": [[0, 1.0], [0.2, 0.0], [0.25, 1.0]]},
+            "one_way_delay_ms": 10,
+            "cc": "ideal",
+        }],
+        "workload": {"type": "avc", "fps": 10, "bitrate_mbps": 0.16, "gop": "IPPPP",
+                     "size_ratio": {"I": 4, "P": 1}, "size_cv": 0.0, "playout_startup_ms": 60},
+    }
+    s = simulate(scenario, "minrtt", seed=0).summary
+    return [
+        _within("Playout: picture discards", 1, s["picture_discards"], 0.0, "frames"),
+        _within("Playout: buffer underflows", 1, s["buffer_underflows"], 0.0, "events"),
+        _within("Playout: underflow recovery time", 0.160, s["underflow_recovery_s"], 1e-6, "s"),
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# 6. Gilbert-Elliott
+# ---------------------------------------------------------------------------------------
+
+
+def gilbert_elliott(p: float = 0.01, r: float = 0.2, duration_s: float = 200.0) -> list[Check]:
+    """Long-run loss rate and mean burst length of the two-state loss chain."""
+    scenario = {
+        "name": "gilbert-elliott",
+        "duration_s": duration_s,
+        "horizon_s": duration_s,
+        "paths": [{"bandwidth": 20, "rtt_ms": 20, "cc": "ideal",
+                   "loss": {"model": "gilbert_elliott", "p": p, "r": r, "loss_bad": 1.0, "loss_good": 0.0}}],
+        "workload": _bulk(50),
+    }
+    paths = simulate(scenario, "minrtt", seed=3).paths
+    lost, sent, bursts = (int(paths[k][0]) for k in ("random_losses", "packets_sent", "loss_bursts"))
+    return [
+        _within(f"Gilbert-Elliott loss rate (p = {p:g}, r = {r:g})", p / (p + r), lost / sent, 5.0, "fraction"),
+        _within("Gilbert-Elliott mean burst length", 1 / r, lost / bursts, 5.0, "packets"),
+    ]
+
+
+def run_validations(progress: Callable[[str], None] | None = None) -> list[Check]:
+    """Every check of the module docstring, in order."""
+    steps: list[tuple[str, Callable[[], Check | list[Check]]]] = [
+        *((f"DAPS {c}", lambda c=c: daps_blocking(*c)) for c in DAPS_TABLE_I),
+        *((f"Mathis p={p}", lambda p=p: mathis(p)) for p in MATHIS_LOSS),
+        ("Cubic", cubic_trajectory),
+        ("LIA", lambda: coupled_goals("lia")),
+        ("OLIA", lambda: coupled_goals("olia")),
+        ("playout", playout_case),
+        ("Gilbert-Elliott", gilbert_elliott),
+    ]
+    rows: list[Check] = []
+    for label, step in steps:
+        if progress:
+            progress(label)
+        out = step()
+        rows.extend(out if isinstance(out, list) else [out])
+    return rows
+
+
+def format_table(rows: list[Check]) -> str:
+    """The human-readable table of ``mpsched validate``."""
+    header = ("check", "expected", "measured", "unit", "error %", "criterion", "pass")
+    body = [(r.check, f"{r.expected:.4g}", f"{r.measured:.4g}", r.unit, f"{r.error_pct:+.2f}", r.criterion,
+             "yes" if r.passed else "NO") for r in rows]
+    widths = [max(len(str(x[i])) for x in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in body]
+    passed = sum(r.passed for r in rows)
+    lines.append(f"\n{passed} of {len(rows)} checks pass")
+    return "\n".join(lines)

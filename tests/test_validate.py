@@ -1,0 +1,81 @@
+"""Each validation of ``mpsched validate`` as a test, with the issue's tolerances.
+
+The expectations are closed forms or hand computations (see experiments/validate.py);
+nothing here is a figure read off the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mpsched.experiments import validate
+from mpsched.experiments.cli import main
+
+# Seed 003 eq. (2) assumes the slow-path packet meets an empty queue. In this case the
+# receive window reopens by ~10 packets at once near the end of each ~100 ms cycle, and
+# round-robin puts 5 of them back to back on the 10 Mbit/s path: 4 x 1.2 ms of queueing
+# on top of the model (measured 43.76 ms against 40.96 ms).
+DAPS_NOT_REPRODUCED = {(50, 10, 100): "window-opening bursts queue on the slow path (+6.8 %)"}
+
+
+def _daps_params() -> list:
+    params = []
+    for case in validate.DAPS_TABLE_I:
+        marks = ()
+        if case in DAPS_NOT_REPRODUCED:
+            marks = pytest.mark.xfail(strict=True, reason=DAPS_NOT_REPRODUCED[case])
+        params.append(pytest.param(case, marks=marks, id="{:g};{:g}/{:g}".format(*case)))
+    return params
+
+
+@pytest.mark.parametrize("case", _daps_params())
+def test_daps_maximum_blocking_time_within_5_percent(case: tuple[float, float, float]) -> None:
+    c_f, c_s, r_s = case
+    row = validate.daps_blocking(c_f, c_s, r_s)
+    assert row.expected == pytest.approx(r_s / 2 + 12 / c_s - 10 - 12 / c_f)  # eq. (2) with L = 1500 B, r_f = 20 ms
+    assert abs(row.measured / row.expected - 1) <= 0.05, row
+
+
+@pytest.mark.parametrize("p", validate.MATHIS_LOSS)
+def test_newreno_throughput_within_20_percent_of_mathis(p: float) -> None:
+    row = validate.mathis(p)
+    assert abs(row.measured / row.expected - 1) <= 0.20, row
+
+
+def test_cubic_window_follows_rfc9438_within_5_percent() -> None:
+    row = validate.cubic_trajectory()
+    assert 0.0 <= row.measured <= 5.0, row
+
+
+@pytest.mark.parametrize("cc", ["lia", "olia"])
+def test_coupled_controllers_meet_rfc6356_goals(cc: str) -> None:
+    improve, improve_lossy, do_no_harm = validate.coupled_goals(cc)
+    assert improve.measured >= 0.9, improve  # each subflow >= a NewReno flow there - 10 %
+    assert improve_lossy.measured >= 0.9, improve_lossy
+    assert do_no_harm.measured <= 1.1, do_no_harm
+
+
+def test_playout_hand_computed_case_is_exact() -> None:
+    discards, underflows, recovery = validate.playout_case()
+    assert discards.measured == 1 and underflows.measured == 1
+    assert recovery.measured == pytest.approx(0.160, abs=1e-9)
+
+
+def test_gilbert_elliott_rate_and_burst_length_within_5_percent() -> None:
+    rate, burst = validate.gilbert_elliott(p=0.01, r=0.2)
+    assert rate.expected == pytest.approx(0.01 / 0.21)
+    assert burst.expected == pytest.approx(5.0)
+    assert abs(rate.measured / rate.expected - 1) <= 0.05, rate
+    assert abs(burst.measured / burst.expected - 1) <= 0.05, burst
+
+
+def test_validate_command_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["validate", "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert {"check", "expected", "measured", "error_pct", "pass"} <= set(rows[0])
+    assert sum(r["check"].startswith("DAPS T_maxblock") for r in rows) == len(validate.DAPS_TABLE_I)
+    failed = [r["check"] for r in rows if not r["pass"]]
+    assert code == (1 if failed else 0)
+    assert len(failed) == len(DAPS_NOT_REPRODUCED)
