@@ -5,6 +5,10 @@ any machine:
 
 - whole-episode packets/s with the native MinRTT policy, ideal and NewReno paths (the
   core's event loop alone: episodes are built before timing starts);
+- the same for each window-based controller (NewReno, Cubic, LIA, OLIA) on a backlogged,
+  lossy variant of the benchmark scenario (bulk data, 0.5 % loss), where congestion
+  avoidance and loss recovery run on most acknowledgements, with each controller's time
+  per packet as a ratio to NewReno's;
 - single-environment steps/s through ``gym.make`` with random valid actions, next to
   ``CartPole-v1`` through ``gym.make`` with random actions drawn the same way;
 - native vector-environment steps/s (sub-environment steps) at several batch sizes,
@@ -37,6 +41,8 @@ __all__ = ["run_benchmarks", "format_report"]
 BENCH_SCENARIO = "dams-rtt-40"
 OVERLOADED_SCENARIO = "dams-dynamic-1-rtt-40"
 VECTOR_SIZES = (1, 64, 256, 1024)
+WINDOW_CONTROLLERS = ("newreno", "cubic", "lia", "olia")
+CONTROLLER_LABELS = {"newreno": "NewReno", "cubic": "Cubic", "lia": "LIA", "olia": "OLIA"}
 
 
 def _with_cc(scenario: Scenario, cc: str) -> Scenario:
@@ -44,6 +50,16 @@ def _with_cc(scenario: Scenario, cc: str) -> Scenario:
     d["transport"]["cc"] = cc
     for p in d["paths"]:
         p["cc"] = cc
+    return Scenario.from_dict(d)
+
+
+def _backlogged(scenario: Scenario) -> Scenario:
+    """The scenario's paths with 0.5 % loss, fed more bulk data than they carry."""
+    d = scenario.to_dict()
+    for p in d["paths"]:
+        p["loss"] = 0.005
+    d["workload"] = {"type": "bulk", "rate_mbps": 20.0, "chunk_bytes": 1_000_000, "deadline_ms": 2000}
+    d["name"] = f"{scenario.name}-bulk-lossy"
     return Scenario.from_dict(d)
 
 
@@ -58,9 +74,12 @@ def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:
     return units, elapsed
 
 
-def episode_packets_per_s(cc: str, seconds: float) -> dict[str, float]:
+def episode_packets_per_s(cc: str, seconds: float, backlogged: bool = False) -> dict[str, float]:
     """Packets per second of whole native MinRTT episodes on the benchmark scenario."""
-    episode = build_episode(_with_cc(scenarios.get(BENCH_SCENARIO), cc), seed=0)
+    scenario = scenarios.get(BENCH_SCENARIO)
+    if backlogged:
+        scenario = _backlogged(scenario)
+    episode = build_episode(_with_cc(scenario, cc), seed=0)
     sim = episode.make_sim()
     packets_view = np.asarray(sim.view("packets_sent"))
     seeds = iter(range(1, 1 << 30))
@@ -130,6 +149,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     """All figures of ``mpsched bench``; the keys of ``--json``."""
     ideal = episode_packets_per_s("ideal", seconds)
     newreno = episode_packets_per_s("newreno", seconds)
+    bulk = {cc: episode_packets_per_s(cc, seconds, backlogged=True) for cc in WINDOW_CONTROLLERS}
     env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)
     cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
@@ -137,6 +157,9 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     return {
         "episode_packets_per_s": ideal["packets_per_s"],
         "episode_packets_per_s_newreno": newreno["packets_per_s"],
+        **{f"bulk_packets_per_s_{cc}": r["packets_per_s"] for cc, r in bulk.items()},
+        **{f"{cc}_to_newreno_time_ratio": bulk["newreno"]["packets_per_s"] / r["packets_per_s"]
+           for cc, r in bulk.items() if cc != "newreno"},
         "env_steps_per_s": env_rate,
         "cartpole_steps_per_s": cartpole_rate,
         "env_to_cartpole_ratio": env_rate / cartpole_rate,
@@ -148,6 +171,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         "overloaded_scenario": OVERLOADED_SCENARIO,
         "packets_per_episode_ideal": ideal["packets_per_episode"],
         "packets_per_episode_newreno": newreno["packets_per_episode"],
+        **{f"packets_per_episode_bulk_{cc}": r["packets_per_episode"] for cc, r in bulk.items()},
         "seconds_per_figure": seconds,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
     }
@@ -161,6 +185,13 @@ def format_report(r: dict[str, Any]) -> str:
         f"{'figure':<52}{'value':>16}",
         f"{'whole episode, native MinRTT, ideal [packets/s]':<52}{r['episode_packets_per_s']:>16,.0f}",
         f"{'whole episode, native MinRTT, NewReno [packets/s]':<52}{r['episode_packets_per_s_newreno']:>16,.0f}",
+    ]
+    for cc in WINDOW_CONTROLLERS:
+        label = CONTROLLER_LABELS[cc]
+        lines.append(f"{f'bulk lossy episode, MinRTT, {label} [packets/s]':<52}{r[f'bulk_packets_per_s_{cc}']:>16,.0f}")
+        if cc != "newreno":
+            lines.append(f"{f'  time per packet, {label} / NewReno':<52}{r[f'{cc}_to_newreno_time_ratio']:>16.2f}")
+    lines += [
         f"{'gym.make env, random valid actions [steps/s]':<52}{r['env_steps_per_s']:>16,.0f}",
         f"{'gym.make CartPole-v1, random actions [steps/s]':<52}{r['cartpole_steps_per_s']:>16,.0f}",
         f"{'  ratio env / CartPole':<52}{r['env_to_cartpole_ratio']:>16.2f}",

@@ -54,7 +54,8 @@ def test_bench_json_keys() -> None:
                          capture_output=True, text=True, check=True).stdout
     report = json.loads(out)
     for key in ("episode_packets_per_s", "episode_packets_per_s_newreno", "env_steps_per_s",
-                "cartpole_steps_per_s", "vector_env_steps_per_s"):
+                "cartpole_steps_per_s", "vector_env_steps_per_s", "bulk_packets_per_s_newreno",
+                "bulk_packets_per_s_cubic", "cubic_to_newreno_time_ratio", "olia_to_newreno_time_ratio"):
         assert report[key] > 0
 
 
