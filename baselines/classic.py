@@ -1,9 +1,10 @@
 """The classic packet schedulers of multipath transport: MinRTT and round-robin.
 
-Both serve blocks first-in first-out and are unaware of deadlines and priorities; they
-only choose *when* a path takes the next packet. Each class is the readable
-specification of a native twin compiled into the core (docs/model.md section 10); the
-two make identical decisions.
+They serve blocks first-in first-out and are unaware of deadlines and priorities; they
+only choose *when* a path takes the next packet, and keep sending blocks whose deadline
+has passed (as the DAMS paper ran them). Each class is the readable specification of a
+native twin compiled into the core (envs/core/policies/classic.c); the two make
+identical decisions.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from ..envs.policy import WAIT, Observation, Policy
 
-__all__ = ["MinRTT", "RoundRobin", "RandomBlock"]
+__all__ = ["MinRTT", "SPD", "RoundRobin", "BlindRoundRobin", "RandomBlock"]
 
 
 class MinRTT(Policy):
@@ -29,6 +30,7 @@ class MinRTT(Policy):
 
     name = "minrtt"
     native = "minrtt"
+    paper = "Paasch et al., CSWS 2014 (Linux MPTCP default)"
 
     def decide(self, obs: Observation) -> int:
         j = obs.path
@@ -49,6 +51,7 @@ class RoundRobin(Policy):
 
     name = "rr"
     native = "rr"
+    paper = "Linux MPTCP roundrobin; DAMS paper (seed 000) Sec. V"
 
     def __init__(self) -> None:
         super().__init__()
@@ -70,6 +73,35 @@ class RoundRobin(Policy):
         return WAIT
 
 
+class SPD(MinRTT):
+    """SPD, shortest path delay: the name seed 002 (Sec. II) gives MinRTT.
+
+    Identical decisions to :class:`MinRTT` (the same native twin); registered under the
+    paper's name so that its tables can be reproduced name for name.
+    """
+
+    name = "spd"
+    paper = "Dong et al. (seed 002) Sec. II: SPD = MinRTT"
+
+
+class BlindRoundRobin(RoundRobin):
+    """Blind round-robin, the CMT-SCTP scheduler of the DAPS paper (seed 003, Algorithm 1).
+
+    ``for each path p_i: while unack_i < cwnd_i: transmit the next chunk on p_i`` (if the
+    receive window allows): chunks go out in sequence to the paths in turn, blind to
+    their delays. Blocks are FIFO.
+
+    Mapping onto the decision point: a turn is one packet, as in :class:`RoundRobin` (the
+    same native twin). This is the reading under which the simulator reproduces the
+    paper's ns-2 validation of its blocking model (Table I, ``mpsched validate``); giving
+    each path its whole window in one turn makes the slow path's packets queue behind
+    each other and roughly triples the blocking time of the symmetric cases.
+    """
+
+    name = "blind-rr"
+    paper = "Kuhn et al., DAPS (seed 003) Algorithm 1"
+
+
 class RandomBlock(Policy):
     """Uniformly random sendable block on whichever path asks; never waits.
 
@@ -82,6 +114,7 @@ class RandomBlock(Policy):
     """
 
     name = "random"
+    paper = "a floor for comparisons"
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__()
@@ -94,6 +127,3 @@ class RandomBlock(Policy):
     def decide(self, obs: Observation) -> int:
         s = obs.sendable()
         return int(s[self._rng.integers(len(s))])
-
-    def params(self) -> dict[str, int]:
-        return {"seed": self.seed}

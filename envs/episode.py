@@ -99,8 +99,15 @@ class Episode:
         """The bandwidth of each path's bottleneck."""
         return tuple(self.link_schedules[k] for k in self.path_links)
 
-    def core_inputs(self) -> dict[str, Any]:
-        """Keyword arguments of :class:`mpsched.envs._core.Sim` (docs/model.md section 1)."""
+    def core_inputs(self, drop_expired: bool = False) -> dict[str, Any]:
+        """Keyword arguments of :class:`mpsched.envs._core.Sim` (docs/model.md section 1).
+
+        Parameters
+        ----------
+        drop_expired : bool
+            Cancel every block whose deadline has passed before each decision round
+            (docs/model.md section 9), whatever the policy does.
+        """
         sc = self.scenario
         t = sc.transport
         common = {
@@ -150,11 +157,12 @@ class Episode:
                 "priority": b.priority,
                 "weight": b.weight,
             },
+            "drop_expired": drop_expired,
         }
 
-    def make_sim(self) -> _core.Sim:
-        """A fresh core episode, reset with :attr:`core_seed`."""
-        return _core.Sim(**self.core_inputs())
+    def make_sim(self, drop_expired: bool = False) -> _core.Sim:
+        """A fresh core episode, reset with :attr:`core_seed` (see :meth:`core_inputs`)."""
+        return _core.Sim(**self.core_inputs(drop_expired))
 
 
 def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:

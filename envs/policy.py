@@ -10,6 +10,7 @@ subflow's congestion-control state. Future blocks and receiver state are hidden.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -43,7 +44,7 @@ class Observation:
         "_arrival", "_size", "_deadline", "_priority", "_weight", "_unsent", "_lost", "_acked",
         "_first_send", "_bytes_sent", "_inflight", "_flags",
         "srtt_ns", "rttvar_ns", "min_rtt_ns", "rto_ns", "cwnd_bytes", "path_inflight_bytes",
-        "delivery_rate_bps", "recovery", "can_send", "last_send_ns",
+        "delivery_rate_bps", "recovery", "can_send", "last_send_ns", "rate_bps", "link_rate_bps",
     )
 
     def __init__(self, sim: _core.Sim, path_names: tuple[str, ...] = ()) -> None:
@@ -82,6 +83,12 @@ class Observation:
         self.can_send: np.ndarray = view("can_send")
         """Paths that could take a packet now (the deciding path always can)."""
         self.last_send_ns: np.ndarray = view("last_send_ns")
+        self.rate_bps: np.ndarray = view("rate_bps")
+        """The rate a scheduler assumes for each path (docs/model.md section 10):
+        ``cwnd * 8e9 / srtt`` for window-based paths, the link's bandwidth for ideal ones."""
+        self.link_rate_bps: np.ndarray = view("link_rate_bps")
+        """The bandwidth of each path's link now: knowledge a real sender lacks, for
+        models that assume it (and what ``rate_bps`` holds for ideal paths)."""
 
     # scalars ------------------------------------------------------------------
     @property
@@ -96,11 +103,32 @@ class Observation:
     def n_arrived(self) -> int:
         return self._sim.n_arrived
 
+    @property
+    def in_order(self) -> bool:
+        """Whether the receiver delivers in sequence with a bounded buffer (section 6.2)."""
+        return self._sim.receiver == "in_order"
+
+    @property
+    def rbuf_bytes(self) -> int:
+        """Receive buffer of the in-order receiver (the connection's receive window)."""
+        return self._sim.rbuf_bytes
+
+    @property
+    def unacked_data_bytes(self) -> int:
+        """Bytes sent at least once beyond the receiver's data acknowledgement: the
+        connection-level outstanding data that the receive window bounds (section 7)."""
+        return self._sim.conn_next_dsn - self._sim.data_acked
+
     # blocks -------------------------------------------------------------------
     def sendable(self) -> np.ndarray:
         """Indices of blocks with bytes to send now, ascending (a fresh array)."""
         n = self._sim.sendable(self._sendable_buf)
         return self._sendable_buf[:n].copy()
+
+    def sendable_by_deadline(self) -> np.ndarray:
+        """The sendable blocks ordered by (deadline, index)."""
+        s = self.sendable()
+        return s[np.argsort(self._deadline[s], kind="stable")]
 
     @property
     def arrival_ns(self) -> np.ndarray:
@@ -198,6 +226,10 @@ class Policy:
 
     name: str = "policy"
     native: str | None = None
+    paper: str = ""
+    """Where the scheduler comes from (shown by ``mpsched list``)."""
+    deadline_aware: bool = False
+    """Whether it gives up on blocks that can no longer make their deadline."""
 
     def __init__(self) -> None:
         self.use_native: bool = self.native is not None
@@ -215,8 +247,14 @@ class Policy:
         return twin
 
     def params(self) -> dict[str, Any]:
-        """Parameters that identify this policy instance (for result tables)."""
-        return {}
+        """The constructor's parameters and their values, in signature order (each is
+        kept in an attribute of the same name)."""
+        names = [k for k in inspect.signature(type(self).__init__).parameters if k != "self"]
+        return {k: getattr(self, k) for k in names}
+
+    def native_params(self) -> tuple[float, ...]:
+        """The parameters as the native twin takes them, in the same order."""
+        return tuple(float(v) for v in self.params().values())
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())

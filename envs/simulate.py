@@ -42,7 +42,7 @@ def drive(sim: _core.Sim, policy: Policy | DecidingPolicy, path_names: tuple[str
     otherwise decision by decision through the step API."""
     native = getattr(policy, "native", None) if getattr(policy, "use_native", False) else None
     if native:
-        sim.run(native)
+        sim.run(native, policy.native_params())
         return
     obs = Observation(sim, path_names)
     reset = getattr(policy, "reset", None)
@@ -60,7 +60,7 @@ def drive(sim: _core.Sim, policy: Policy | DecidingPolicy, path_names: tuple[str
 
 
 def simulate(scenario: Scenario | str | Path | Mapping[str, Any], policy: str | Policy | DecidingPolicy,
-             seed: int | None = None) -> EpisodeResult:
+             seed: int | None = None, drop_expired: bool = False) -> EpisodeResult:
     """Simulate one episode and score it.
 
     Parameters
@@ -74,6 +74,10 @@ def simulate(scenario: Scenario | str | Path | Mapping[str, Any], policy: str | 
     seed : int, optional
         Episode seed; the scenario's ``seed`` when omitted. The same scenario and seed
         give bit-identical results.
+    drop_expired : bool
+        Cancel every block once its deadline has passed, whatever the policy does
+        (docs/model.md section 9): a fairness variant for comparing deadline-unaware
+        schedulers, which otherwise keep sending late blocks as the papers ran them.
 
     Returns
     -------
@@ -82,7 +86,7 @@ def simulate(scenario: Scenario | str | Path | Mapping[str, Any], policy: str | 
     sc = resolve(scenario)
     pol = resolve_policy(policy)
     episode = build_episode(sc, seed)
-    sim = episode.make_sim()
+    sim = episode.make_sim(drop_expired=bool(drop_expired))
     start = time.perf_counter()
     drive(sim, pol, tuple(p.name for p in sc.paths))
     wall = time.perf_counter() - start

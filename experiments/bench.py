@@ -5,6 +5,8 @@ any machine:
 
 - whole-episode packets/s with the native MinRTT policy, ideal and NewReno paths (the
   core's event loop alone: episodes are built before timing starts);
+- whole-episode packets/s of every baseline with a native twin, on the benchmark
+  scenario as it is, and its time per packet as a ratio to MinRTT's;
 - the same for each window-based controller (NewReno, Cubic, LIA, OLIA) on a backlogged,
   lossy variant of the benchmark scenario (bulk data, 0.5 % loss), where congestion
   avoidance and loss recovery run on most acknowledgements, with each controller's time
@@ -31,6 +33,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from .. import baselines
 from ..envs import ENV_ID, scenarios
 from ..envs.episode import build_episode
 from ..envs.scenario import Scenario
@@ -74,19 +77,26 @@ def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:
     return units, elapsed
 
 
-def episode_packets_per_s(cc: str, seconds: float, backlogged: bool = False) -> dict[str, float]:
-    """Packets per second of whole native MinRTT episodes on the benchmark scenario."""
+def episode_packets_per_s(cc: str | None, seconds: float, backlogged: bool = False,
+                          policy: str = "minrtt") -> dict[str, float]:
+    """Packets per second of whole native episodes of a registered policy (default
+    parameters) on the benchmark scenario, with every path's controller set to ``cc``
+    (None: the scenario's own)."""
     scenario = scenarios.get(BENCH_SCENARIO)
     if backlogged:
         scenario = _backlogged(scenario)
-    episode = build_episode(_with_cc(scenario, cc), seed=0)
+    if cc is not None:
+        scenario = _with_cc(scenario, cc)
+    episode = build_episode(scenario, seed=0)
     sim = episode.make_sim()
     packets_view = np.asarray(sim.view("packets_sent"))
     seeds = iter(range(1, 1 << 30))
+    instance = baselines.get(policy)
+    native, params = instance.native, instance.native_params()
 
     def one() -> int:
         sim.reset(next(seeds))
-        sim.run("minrtt")
+        sim.run(native, params)
         return int(packets_view.sum())
 
     packets, elapsed = _timed(one, seconds)
@@ -150,6 +160,8 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     ideal = episode_packets_per_s("ideal", seconds)
     newreno = episode_packets_per_s("newreno", seconds)
     bulk = {cc: episode_packets_per_s(cc, seconds, backlogged=True) for cc in WINDOW_CONTROLLERS}
+    twinned = [n for n in baselines.names() if baselines.REGISTRY[n].native]
+    per_policy = {n: episode_packets_per_s(None, seconds, policy=n)["packets_per_s"] for n in twinned}
     env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)
     cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
@@ -160,6 +172,8 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         **{f"bulk_packets_per_s_{cc}": r["packets_per_s"] for cc, r in bulk.items()},
         **{f"{cc}_to_newreno_time_ratio": bulk["newreno"]["packets_per_s"] / r["packets_per_s"]
            for cc, r in bulk.items() if cc != "newreno"},
+        "baseline_packets_per_s": per_policy,
+        "baseline_time_ratio_to_minrtt": {n: per_policy["minrtt"] / v for n, v in per_policy.items()},
         "env_steps_per_s": env_rate,
         "cartpole_steps_per_s": cartpole_rate,
         "env_to_cartpole_ratio": env_rate / cartpole_rate,
@@ -191,6 +205,9 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"{f'bulk lossy episode, MinRTT, {label} [packets/s]':<52}{r[f'bulk_packets_per_s_{cc}']:>16,.0f}")
         if cc != "newreno":
             lines.append(f"{f'  time per packet, {label} / NewReno':<52}{r[f'{cc}_to_newreno_time_ratio']:>16.2f}")
+    lines.append(f"{'whole episode, each native baseline [packets/s]':<52}{'':>16}  time per packet / MinRTT")
+    for name, v in r["baseline_packets_per_s"].items():
+        lines.append(f"{f'  {name}':<52}{v:>16,.0f}  {r['baseline_time_ratio_to_minrtt'][name]:>8.2f}")
     lines += [
         f"{'gym.make env, random valid actions [steps/s]':<52}{r['env_steps_per_s']:>16,.0f}",
         f"{'gym.make CartPole-v1, random actions [steps/s]':<52}{r['cartpole_steps_per_s']:>16,.0f}",

@@ -68,20 +68,24 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not args.scenarios:
         if not args.policies:
             print()
-        print("Policies (mpsched run --policy NAME):")
+        print("Policies (mpsched run --policy NAME [--param key=value ...]):")
         for row in baselines.catalog():
-            print(f"  {row['name']:<10} native: {row['native']:<8} {row['summary']}")
+            print(f"  {row['name']:<12} {row['paper']}")
+            print(f"  {'':<12} native: {row['native']}" + (f"; parameters: {row['params']}" if row["params"] else ""))
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .. import baselines
     from ..envs import scenarios, simulate
 
     scenario = scenarios.resolve(args.scenario)
+    params = dict(baselines.parse_param(args.policy, text) for text in args.param)
+    policy = baselines.get(args.policy, **params)
     seed = scenario.seed if args.seed is None else args.seed
     if not args.json:
         print(f"seed: {seed}")
-    result = simulate(scenario, args.policy, seed=seed)
+    result = simulate(scenario, policy, seed=seed, drop_expired=args.drop_expired)
     if args.blocks:
         result.blocks.to_csv(args.blocks)
     if args.json:
@@ -148,10 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("run", help="simulate one episode and print its scores",
-                       epilog="example: mpsched run --scenario my.yaml --policy rr --seed 3 --json")
+                       epilog="example: mpsched run --scenario dams-rtt-80 --policy dtp --param priority_weight=0.7")
     p.add_argument("--scenario", required=True, help="built-in name or YAML file")
     p.add_argument("--policy", required=True, help="policy name (mpsched list --policies)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a policy parameter (repeatable; mpsched list --policies shows them)")
     p.add_argument("--seed", type=int, default=None, help="episode seed (default: the scenario's)")
+    p.add_argument("--drop-expired", action="store_true",
+                   help="cancel every block once its deadline has passed, whatever the policy does")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--blocks", metavar="CSV", help="also write the per-block table to this CSV file")
     p.set_defaults(func=cmd_run)

@@ -3,7 +3,7 @@
 Each check runs the packet-level simulator and compares one measured figure with an
 independent expectation:
 
-1. DAPS blocking model (seed 003 eq. (2), Table I): two paths, per-packet round-robin,
+1. DAPS blocking model (seed 003 eq. (2), Table I): two paths, blind round-robin,
    the in-order receiver with a 65 kB buffer, L = 1500 B, r_f = 20 ms, queues of one
    bandwidth-delay product. Measured: the largest time a packet waits in the receive
    buffer once the start-up transient is over (after 2 s); expected:
@@ -123,7 +123,7 @@ def daps_blocking(c_f: float, c_s: float, r_s: float, duration_s: float = 10.0, 
         "paths": [path("fast", c_f, r_f), path("slow", c_s, r_s)],
         "workload": _bulk(4 * (c_f + c_s)),
     }
-    pieces = simulate(scenario, "rr", seed=0).pieces
+    pieces = simulate(scenario, "blind-rr", seed=0).pieces
     steady = pieces[(pieces["delivery_ns"] >= 0) & (pieces["arrival_ns"] >= warmup_s * 1e9)]
     measured = float((steady["delivery_ns"] - steady["arrival_ns"]).max()) / MS
     model = r_s / 2 + 8 * packet / (c_s * 1e3) - r_f / 2 - 8 * packet / (c_f * 1e3)

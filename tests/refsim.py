@@ -589,6 +589,7 @@ class Simulator:
             raise ValueError(f"receiver must be 'block' or 'in_order', got {receiver!r}")
         self.in_order = receiver == "in_order"
         self.rbuf_bytes = int(spec["rbuf_bytes"])
+        self.drop_expired = bool(spec.get("drop_expired", False))
         self.links = [Link(k, cfg) for k, cfg in enumerate(spec["links"])]
         # §1: subflows 0..P-1 are the paths, P..P+C-1 the cross flows.
         cfgs = [(cfg, False) for cfg in spec["paths"]] + [(cfg, True) for cfg in spec["cross"]]
@@ -1085,6 +1086,11 @@ class Simulator:
         for sf in self.cross:
             while sf.ready(t):
                 self.transmit(sf, None, None, self.mss, t)
+        # §9 drop_expired: cancel every block with bytes to send whose deadline is before t.
+        if self.drop_expired:
+            for b, blk in enumerate(self.blocks):
+                if blk.arrived and blk.deadline_ns < t and (blk.next_new < blk.n_pieces or blk.lost_pending_bytes > 0):
+                    self.cancel(b, t)
         # Then the decision rounds over the paths.
         P = len(self.paths)
         waited = [False] * P

@@ -141,6 +141,7 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
         "seed": draw(st.integers(0, 2**64 - 1)),
         "receiver": receiver or draw(st.sampled_from(["block", "in_order"])),
         "rbuf_bytes": mss * draw(st.integers(1, 60)),
+        "drop_expired": draw(st.booleans()),
         "links": links,
         "paths": paths,
         "cross": crosses,

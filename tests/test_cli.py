@@ -57,6 +57,8 @@ def test_bench_json_keys() -> None:
                 "cartpole_steps_per_s", "vector_env_steps_per_s", "bulk_packets_per_s_newreno",
                 "bulk_packets_per_s_cubic", "cubic_to_newreno_time_ratio", "olia_to_newreno_time_ratio"):
         assert report[key] > 0
+    assert set(report["baseline_packets_per_s"]) >= {"minrtt", "rr", "edf", "dtp"}
+    assert report["baseline_time_ratio_to_minrtt"]["minrtt"] == 1.0
 
 
 def test_every_subcommand_has_help_with_an_example() -> None:

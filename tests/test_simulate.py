@@ -9,13 +9,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
 
 from mpsched import baselines
 from mpsched.envs import EpisodeResult, Scenario, simulate
-from mpsched.envs.simulate import drive
 
-from specs import core_specs, make_sim
 
 LOSSY = {
     "name": "lossy",
@@ -54,19 +51,6 @@ def test_identical_in_another_process() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == blocks_digest(simulate(LOSSY, "minrtt", seed=5))
-
-
-@pytest.mark.parametrize("name", ["minrtt", "rr"])
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(spec=core_specs(max_blocks=8))
-def test_python_spec_makes_the_native_twins_decisions(name: str, spec: dict) -> None:
-    native, python = make_sim(spec), make_sim(spec)
-    policy = baselines.get(name)
-    drive(native, policy)
-    drive(python, policy.python())
-    assert native.decisions == python.decisions
-    for view in ("completion_ns", "first_send_ns", "bytes_sent", "packets_sent", "srtt_ns"):
-        np.testing.assert_array_equal(np.asarray(native.view(view)), np.asarray(python.view(view)), err_msg=view)
 
 
 def test_python_and_native_runs_agree_on_a_builtin_scenario() -> None:

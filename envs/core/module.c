@@ -235,6 +235,7 @@ static PyTypeObject SimType;
 static void Sim_dealloc(PyObject *obj) {
     SimObject *self = (SimObject *)obj;
     release_obs(self);
+    mps_policy_free(&self->policy);
     mps_sim_free(self->sim);
     Py_TYPE(obj)->tp_free(obj);
 }
@@ -369,11 +370,12 @@ static Py_ssize_t sequence_arg(PyObject *seq, const char *what, Py_ssize_t least
 static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     SimObject *self = (SimObject *)obj;
     static char *kwlist[] = {"mss_bytes", "header_bytes", "end_ns", "seed", "receiver", "rbuf_bytes", "links",
-                             "paths", "cross", "blocks", NULL};
+                             "paths", "cross", "blocks", "drop_expired", NULL};
     long long mss, header, end_ns, rbuf;
     PyObject *seed_obj, *receiver, *links, *paths, *cross, *blocks;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOLOOOO", kwlist, &mss, &header, &end_ns, &seed_obj, &receiver,
-                                     &rbuf, &links, &paths, &cross, &blocks))
+    int drop_expired = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOLOOOO|p", kwlist, &mss, &header, &end_ns, &seed_obj, &receiver,
+                                     &rbuf, &links, &paths, &cross, &blocks, &drop_expired))
         return -1;
     if (self->sim) {
         PyErr_SetString(PyExc_RuntimeError, "Sim is already initialized");
@@ -390,6 +392,7 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     cfg.header_bytes = (int32_t)header;
     cfg.end_ns = (int64_t)end_ns;
     cfg.rbuf_bytes = (int64_t)rbuf;
+    cfg.drop_expired = drop_expired;
     if (as_uint64(seed_obj, "seed", &cfg.seed) != 0) return -1;
     {
         PyObject *holder = Py_BuildValue("{sO}", "receiver", receiver);
@@ -461,7 +464,6 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
         PyErr_NoMemory();
         goto done;
     }
-    self->policy.id = -1;
     rc = 0;
 done:
     for (int i = 0; i < pool.n; i++) PyBuffer_Release(&pool.bufs[i]);
@@ -488,7 +490,6 @@ static PyObject *Sim_reset(PyObject *obj, PyObject *arg) {
     uint64_t seed;
     if (as_uint64(arg, "seed", &seed) != 0) return NULL;
     mps_sim_reset(self->sim, seed);
-    mps_policy_reset(&self->policy);
     Py_RETURN_NONE;
 }
 
@@ -550,28 +551,42 @@ static PyObject *Sim_cancel(PyObject *obj, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-static PyObject *Sim_run(PyObject *obj, PyObject *arg) {
+static PyObject *Sim_run(PyObject *obj, PyObject *args) {
     SimObject *self = (SimObject *)obj;
     SIM_READY(self);
-    if (!PyUnicode_Check(arg)) {
-        PyErr_SetString(PyExc_TypeError, "run: expected a native policy name");
+    const char *name;
+    PyObject *params = NULL;
+    if (!PyArg_ParseTuple(args, "s|O:run", &name, &params)) return NULL;
+    const mps_policy_def *def = mps_policy_find(name);
+    if (!def) {
+        PyErr_Format(PyExc_ValueError, "run: unknown native policy '%s'", name);
         return NULL;
     }
-    const char *name = PyUnicode_AsUTF8(arg);
-    if (!name) return NULL;
-    int id = -1;
-    for (int k = 0; k < MPS_POLICY_COUNT; k++)
-        if (strcmp(name, mps_policy_names[k]) == 0) id = k;
-    if (id < 0) {
-        PyErr_Format(PyExc_ValueError, "run: unknown native policy '%s'", name);
+    double param[MPS_POLICY_MAX_PARAMS];
+    Py_ssize_t n = 0;
+    if (params) {
+        PyObject *seq = PySequence_Fast(params, "run: params must be a sequence of numbers");
+        if (!seq) return NULL;
+        n = PySequence_Fast_GET_SIZE(seq);
+        for (Py_ssize_t k = 0; k < n && k < MPS_POLICY_MAX_PARAMS; k++) {
+            param[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, k));
+            if (param[k] == -1.0 && PyErr_Occurred()) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+        }
+        Py_DECREF(seq);
+    }
+    if (n != def->n_params) {
+        PyErr_Format(PyExc_ValueError, "run: native policy '%s' takes %d parameters, %zd given", name, def->n_params,
+                     n);
         return NULL;
     }
     if (self->sim->pending >= 0) {
         PyErr_SetString(PyExc_RuntimeError, "run: a decision is pending from step-wise use; reset first");
         return NULL;
     }
-    memset(&self->policy, 0, sizeof self->policy);
-    self->policy.id = id;
+    if (mps_policy_prepare(&self->policy, def, param, (int)n, self->sim) != 0) return PyErr_NoMemory();
     int rc;
     self->busy = 1;
     Py_BEGIN_ALLOW_THREADS rc = mps_run(self->sim, &self->policy);
@@ -644,6 +659,8 @@ static const view_desc VIEWS[] = {
     VP("recovery", recovery, "i"),
     VP("can_send", can_send, "?"),
     VP("last_send_ns", last_send_ns, "q"),
+    VP("link_rate_bps", link_rate_bps, "q"),
+    VP("rate_bps", rate_bps, "d"),
     VP("packets_sent", packets_sent, "q"),
     VP("path_bytes_sent", bytes_sent, "q"),
     VP("retransmissions", retransmissions, "q"),
@@ -810,6 +827,10 @@ SIM_GETTER(n_dsn, PyLong_FromLong(s->n_dsn))
 SIM_GETTER(rcv_nxt, PyLong_FromLongLong(s->rcv_nxt))
 SIM_GETTER(rbuf_used, PyLong_FromLongLong(s->rbuf_used))
 SIM_GETTER(window_open, PyBool_FromLong(s->window_open))
+SIM_GETTER(rbuf_bytes, PyLong_FromLongLong(s->rbuf_bytes))
+SIM_GETTER(data_acked, PyLong_FromLongLong(s->data_acked))
+SIM_GETTER(conn_next_dsn, PyLong_FromLongLong(s->conn_next_dsn))
+SIM_GETTER(drop_expired, PyBool_FromLong(s->drop_expired))
 SIM_GETTER(n_blocks, PyLong_FromLong(s->n_blocks))
 SIM_GETTER(n_paths, PyLong_FromLong(s->n_paths))
 SIM_GETTER(mss_bytes, PyLong_FromLong(s->mss))
@@ -835,6 +856,10 @@ static PyGetSetDef Sim_getset[] = {
     {"rcv_nxt", Sim_get_rcv_nxt, NULL, "Bytes delivered in sequence (in-order receiver).", NULL},
     {"rbuf_used", Sim_get_rbuf_used, NULL, "Bytes waiting in the receive buffer (in-order receiver).", NULL},
     {"window_open", Sim_get_window_open, NULL, "Whether new data may be sent (section 7).", NULL},
+    {"rbuf_bytes", Sim_get_rbuf_bytes, NULL, "Receive buffer of the in-order receiver [bytes].", NULL},
+    {"data_acked", Sim_get_data_acked, NULL, "Largest data_ack the sender has received (section 7).", NULL},
+    {"conn_next_dsn", Sim_get_conn_next_dsn, NULL, "Bytes of pieces sent at least once (section 7).", NULL},
+    {"drop_expired", Sim_get_drop_expired, NULL, "Whether expired blocks are cancelled before each round.", NULL},
     {"mss_bytes", Sim_get_mss_bytes, NULL, "Largest packet payload [bytes].", NULL},
     {"end_ns", Sim_get_end_ns, NULL, "Horizon [ns].", NULL},
     {"pending_path", Sim_get_pending_path, NULL, "Path of the pending decision, or -1.", NULL},
@@ -852,7 +877,8 @@ static PyMethodDef Sim_methods[] = {
      "Run to the next decision point; returns the deciding path, or -1 when the episode is over."},
     {"apply", Sim_apply, METH_O, "apply(block): send a packet of block on the pending path, or WAIT (-1)."},
     {"cancel", Sim_cancel, METH_O, "cancel(block): drop the block's unsent bytes (during a decision)."},
-    {"run", Sim_run, METH_O, "run(name): run the rest of the episode with a native policy."},
+    {"run", Sim_run, METH_VARARGS,
+     "run(name, params=()): run the rest of the episode with a native policy and its parameters."},
     {"take_reward", Sim_take_reward, METH_NOARGS, "Weight completed on time since the last call."},
     {"sendable", Sim_sendable, METH_O, "sendable(out): write sendable block indices into an int32 array."},
     {"view", Sim_view, METH_O, "view(name): read-only buffer over a block or path array."},
@@ -1110,15 +1136,24 @@ static PyObject *mod_obs_dim(PyObject *m, PyObject *args) {
 }
 
 static PyObject *mod_native_policies(PyObject *m, PyObject *unused) {
-    PyObject *t = PyTuple_New(MPS_POLICY_COUNT);
-    if (!t) return NULL;
-    for (int k = 0; k < MPS_POLICY_COUNT; k++) PyTuple_SET_ITEM(t, k, PyUnicode_FromString(mps_policy_names[k]));
-    return t;
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    for (int k = 0; k < mps_policy_count; k++) {
+        PyObject *n = PyLong_FromLong(mps_policy_table[k]->n_params);
+        if (!n || PyDict_SetItemString(d, mps_policy_table[k]->name, n) != 0) {
+            Py_XDECREF(n);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(n);
+    }
+    return d;
 }
 
 static PyMethodDef module_methods[] = {
     {"obs_dim", mod_obs_dim, METH_VARARGS, "obs_dim(K, Pmax): length of the flat observation."},
-    {"native_policies", mod_native_policies, METH_NOARGS, "Names of the policies compiled into the core."},
+    {"native_policies", mod_native_policies, METH_NOARGS,
+     "The policies compiled into the core: {name: number of parameters}."},
     {NULL, NULL, 0, NULL},
 };
 

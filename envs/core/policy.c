@@ -1,56 +1,86 @@
 #include "policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-const char *const mps_policy_names[MPS_POLICY_COUNT] = {"minrtt", "rr"};
+#include "policies/families.h"
 
-void mps_policy_reset(mps_policy *pol) { pol->cursor = 0; }
+const mps_policy_def *const mps_policy_table[] = {
+    &mps_policy_minrtt, &mps_policy_rr, &mps_policy_edf, &mps_policy_dtp,
+};
+const int mps_policy_count = (int)(sizeof mps_policy_table / sizeof mps_policy_table[0]);
 
-/* MinRTT: FIFO blocks on the ready path with the smallest smoothed RTT. */
-static int32_t minrtt(mps_sim *s, int j) {
-    const int64_t srtt_j = s->paths[j].srtt_ns;
+const mps_policy_def *mps_policy_find(const char *name) {
+    for (int k = 0; k < mps_policy_count; k++)
+        if (strcmp(name, mps_policy_table[k]->name) == 0) return mps_policy_table[k];
+    return NULL;
+}
+
+int mps_policy_prepare(mps_policy *pol, const mps_policy_def *def, const double *param, int n, const mps_sim *s) {
+    const size_t need = def->state_bytes ? def->state_bytes(s) : 0;
+    if (need > pol->state_cap) {
+        void *grown = realloc(pol->state, need);
+        if (!grown) return -1;
+        pol->state = grown;
+        pol->state_cap = need;
+    }
+    if (pol->state) memset(pol->state, 0, pol->state_cap);
+    pol->def = def;
+    memset(pol->param, 0, sizeof pol->param);
+    for (int k = 0; k < n && k < MPS_POLICY_MAX_PARAMS; k++) pol->param[k] = param[k];
+    return 0;
+}
+
+void mps_policy_free(mps_policy *pol) {
+    free(pol->state);
+    pol->state = NULL;
+    pol->state_cap = 0;
+    pol->def = NULL;
+}
+
+void mps_cancel_expired_sendable(mps_sim *s) {
+    for (int32_t w = 0; w <= s->dl_hi_word; w++) {
+        uint64_t x = mps_sendable_rank_word(s, w);
+        while (x) {
+            const int32_t rank = w * 64 + __builtin_ctzll(x);
+            x &= x - 1;
+            if (s->dl_sorted[rank] >= s->now) return;
+            const int32_t b = s->dl_order[rank];
+            if (!(s->blk[b].flags & MPS_BLK_CANCELLED)) mps_cancel(s, b);
+        }
+    }
+}
+
+int32_t mps_earliest_deadline_sendable(const mps_sim *s) {
+    for (int32_t w = 0; w <= s->dl_hi_word; w++) {
+        const uint64_t x = mps_sendable_rank_word(s, w);
+        if (x) return s->dl_order[w * 64 + __builtin_ctzll(x)];
+    }
+    return -1;
+}
+
+int mps_min_rtt_ready_path(const mps_sim *s) {
+    int best = -1;
     for (int i = 0; i < s->n_paths; i++) {
         const mps_path *p = &s->paths[i];
-        if (i == j || !p->can_send) continue;
-        if (p->srtt_ns < srtt_j || (p->srtt_ns == srtt_j && i < j)) return MPS_WAIT;
+        if (p->can_send && (best < 0 || p->srtt_ns < s->paths[best].srtt_ns)) best = i;
     }
-    return mps_first_sendable(s);
-}
-
-/* Round-robin: FIFO blocks, ready paths taken in turn. */
-static int32_t round_robin(mps_sim *s, mps_policy *pol, int j) {
-    const int P = s->n_paths;
-    for (int k = 0; k < P; k++) {
-        const int i = (int)((pol->cursor + k) % P);
-        if (!s->paths[i].can_send) continue;
-        if (i != j) return MPS_WAIT;
-        pol->cursor = (j + 1) % P;
-        return mps_first_sendable(s);
-    }
-    return MPS_WAIT;
-}
-
-int32_t mps_policy_decide(mps_sim *s, mps_policy *pol, int j) {
-    switch (pol->id) {
-    case MPS_POLICY_MINRTT:
-        return minrtt(s, j);
-    case MPS_POLICY_RR:
-        return round_robin(s, pol, j);
-    default:
-        return -2;
-    }
+    return best;
 }
 
 int mps_run(mps_sim *s, mps_policy *pol) {
+    if (pol->def->reset) pol->def->reset(s, pol);
     for (;;) {
         const int j = mps_next_decision(s);
         if (j == -1) return 0;
         if (j < 0) return -2;
-        const int32_t a = mps_policy_decide(s, pol, j);
+        const int32_t a = pol->def->decide(s, pol, j);
+        if (s->error) return -2;
         if (mps_apply(s, a) != 0) {
             s->error = MPS_ERR_POLICY;
-            snprintf(s->errmsg, sizeof s->errmsg, "native policy %d chose block %d, which cannot be sent now",
-                     (int)pol->id, (int)a);
+            snprintf(s->errmsg, sizeof s->errmsg, "native policy %s chose block %d, which cannot be sent now",
+                     pol->def->name, (int)a);
             return -2;
         }
     }

@@ -2,19 +2,51 @@
  * Native policies: schedulers compiled into the core so that a whole episode runs in C
  * (docs/model.md section 10). Each has a readable Python specification in
  * mpsched.baselines that makes the same decisions through the step API.
+ *
+ * A policy is a definition (name, parameters, state size, reset, decide) in one of the
+ * family files under policies/, listed in the table of policy.c. It reads the sender
+ * state a Python policy sees through mpsched.envs.Observation: blocks (s->blk and the
+ * cold per-block arrays, for indices below s->n_arrived), paths (s->paths[0..n_paths),
+ * including can_send, srtt_ns, rttvar_ns, cwnd_bytes, inflight_bytes, recovery, rate_bps
+ * and link_rate_bps), the sendable set and s->now; it may cancel blocks (mps_cancel).
  */
 #ifndef MPSCHED_POLICY_H
 #define MPSCHED_POLICY_H
 
+#include <stddef.h>
+
 #include "sim.h"
 
-enum mps_policy_id { MPS_POLICY_MINRTT = 0, MPS_POLICY_RR = 1, MPS_POLICY_COUNT };
+typedef struct mps_policy_def {
+    const char *name;
+    int n_params; /* parameters, in the order of the Python class's constructor */
+    /* bytes of per-episode state for this episode; NULL: none */
+    size_t (*state_bytes)(const mps_sim *s);
+    /* called at the start of an episode with zeroed state; NULL: nothing to do */
+    void (*reset)(mps_sim *s, mps_policy *pol);
+    /* the block to send on path j (or MPS_WAIT); may cancel blocks through mps_cancel */
+    int32_t (*decide)(mps_sim *s, mps_policy *pol, int j);
+} mps_policy_def;
 
-/* Registry names, indexed by enum mps_policy_id. */
-extern const char *const mps_policy_names[MPS_POLICY_COUNT];
+/* The registry, in the order of mps_policy_names(). */
+extern const mps_policy_def *const mps_policy_table[];
+extern const int mps_policy_count;
 
-void mps_policy_reset(mps_policy *pol);
-/* The block to send on path j (or MPS_WAIT); may cancel blocks through mps_cancel. */
-int32_t mps_policy_decide(mps_sim *s, mps_policy *pol, int j);
+/* The definition with this name, or NULL. */
+const mps_policy_def *mps_policy_find(const char *name);
+/* Prepares pol to run def on s with n parameters (n must equal def->n_params).
+ * Returns 0, or -1 when memory runs out. Keeps pol->state for reuse when large enough. */
+int mps_policy_prepare(mps_policy *pol, const mps_policy_def *def, const double *param, int n, const mps_sim *s);
+void mps_policy_free(mps_policy *pol);
+
+/* Helpers shared by the families. */
+
+/* Cancels every sendable block that is not cancelled and whose deadline is before now
+ * (what deadline-aware schedulers do before choosing). */
+void mps_cancel_expired_sendable(mps_sim *s);
+/* The sendable block with the earliest (deadline, index), or -1. */
+int32_t mps_earliest_deadline_sendable(const mps_sim *s);
+/* Ready path with the smallest (srtt, index) (the MinRTT choice), or -1 if none. */
+int mps_min_rtt_ready_path(const mps_sim *s);
 
 #endif

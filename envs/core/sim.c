@@ -273,6 +273,7 @@ mps_sim *mps_sim_create(const mps_config *c) {
     s->n_blocks = c->n_blocks;
     s->receiver = c->receiver;
     s->rbuf_bytes = c->rbuf_bytes;
+    s->drop_expired = c->drop_expired != 0;
     s->end_ns = c->end_ns;
     s->seed = c->seed;
     const int32_t n = c->n_blocks, P = c->n_paths;
@@ -460,8 +461,8 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
 
     for (int l = 0; l < s->n_links; l++) {
         mps_link *k = &s->links[l];
-        k->seg_k = 0;
-        k->seg_base = 0;
+        k->svc = (mps_seg){0, 0};
+        k->now_seg = (mps_seg){0, 0};
         fifo_clear(&k->queue);
         k->done_ns = MPS_NEVER;
         k->waiting_bytes = 0;
@@ -582,21 +583,21 @@ int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap) {
 /* Bandwidth and service time (3)                                            */
 /* ------------------------------------------------------------------------- */
 
-static inline int64_t seg_end(const mps_link *k) {
-    if (k->seg_k + 1 < k->bw_n) return k->seg_base + k->bw_start_ns[k->seg_k + 1];
-    return k->bw_cycle_ns > 0 ? k->seg_base + k->bw_cycle_ns : MPS_NEVER;
+static inline int64_t seg_end(const mps_link *k, const mps_seg *c) {
+    if (c->k + 1 < k->bw_n) return c->base + k->bw_start_ns[c->k + 1];
+    return k->bw_cycle_ns > 0 ? c->base + k->bw_cycle_ns : MPS_NEVER;
 }
 
-/* Moves the cursor to the segment containing t. Queries of one link never go back in
- * time, so the cursor only moves forward. */
-static void seg_locate(mps_link *k, int64_t t) {
-    if (t < seg_end(k)) return;
-    if (k->bw_cycle_ns > 0 && t - k->seg_base >= k->bw_cycle_ns) {
-        k->seg_base += ((t - k->seg_base) / k->bw_cycle_ns) * k->bw_cycle_ns;
-        k->seg_k = 0;
+/* Moves cursor c to the segment containing t. Each cursor's queries never go back in
+ * time, so it only moves forward. */
+static void seg_locate(const mps_link *k, mps_seg *c, int64_t t) {
+    if (t < seg_end(k, c)) return;
+    if (k->bw_cycle_ns > 0 && t - c->base >= k->bw_cycle_ns) {
+        c->base += ((t - c->base) / k->bw_cycle_ns) * k->bw_cycle_ns;
+        c->k = 0;
     }
-    const int64_t rel = t - k->seg_base;
-    int32_t lo = k->seg_k, hi = k->bw_n; /* bw_start_ns[lo] <= rel < bw_start_ns[hi] */
+    const int64_t rel = t - c->base;
+    int32_t lo = c->k, hi = k->bw_n; /* bw_start_ns[lo] <= rel < bw_start_ns[hi] */
     while (hi - lo > 1) {
         const int32_t mid = lo + (hi - lo) / 2;
         if (k->bw_start_ns[mid] <= rel)
@@ -604,7 +605,7 @@ static void seg_locate(mps_link *k, int64_t t) {
         else
             hi = mid;
     }
-    k->seg_k = lo;
+    c->k = lo;
 }
 
 static int64_t service_end(mps_link *k, int64_t t0, int64_t wire_bytes) {
@@ -612,18 +613,18 @@ static int64_t service_end(mps_link *k, int64_t t0, int64_t wire_bytes) {
     int64_t t = t0;
     if (k->bw_cycle_ns > 0 && k->cycle_work == 0) return MPS_NEVER; /* zero rate forever */
     for (;;) {
-        seg_locate(k, t);
-        if (k->seg_k == 0 && t == k->seg_base && work > k->cycle_work && k->bw_cycle_ns > 0) {
+        seg_locate(k, &k->svc, t);
+        if (k->svc.k == 0 && t == k->svc.base && work > k->cycle_work && k->bw_cycle_ns > 0) {
             /* Whole periods that cannot finish the packet: the same result as walking
              * through them segment by segment, in one step. */
             const int64_t periods = (work - 1) / k->cycle_work;
             if (periods > (MPS_NEVER - MPS_MAX_TIME_NS - t) / k->bw_cycle_ns) return MPS_NEVER; /* past any horizon */
             work -= periods * k->cycle_work;
             t += periods * k->bw_cycle_ns;
-            k->seg_base = t;
+            k->svc.base = t;
         }
-        const int64_t r = k->bw_rate_bps[k->seg_k];
-        const int64_t e = seg_end(k);
+        const int64_t r = k->bw_rate_bps[k->svc.k];
+        const int64_t e = seg_end(k, &k->svc);
         if (r > 0) {
             const int64_t need = (work + r - 1) / r;
             if (e == MPS_NEVER || need <= e - t) return t + need;
@@ -1093,6 +1094,38 @@ static void cross_send(mps_sim *s) {
 /* Decision rounds (9)                                                       */
 /* ------------------------------------------------------------------------- */
 
+/* What a policy reads about the paths at a decision point (10). */
+static void publish_path_state(mps_sim *s) {
+    int64_t link_rate[MPS_MAX_LINKS];
+    for (int l = 0; l < s->n_links; l++) {
+        mps_link *k = &s->links[l];
+        seg_locate(k, &k->now_seg, s->now);
+        link_rate[l] = k->bw_rate_bps[k->now_seg.k];
+    }
+    for (int i = 0; i < s->n_paths; i++) {
+        mps_path *p = &s->paths[i];
+        p->can_send = (uint8_t)subflow_ready(s, p);
+        p->link_rate_bps = link_rate[p->link];
+        p->rate_bps = p->window_based ? (double)p->cwnd_bytes * 8e9 / (double)(p->srtt_ns > 0 ? p->srtt_ns : 1)
+                                      : (double)p->link_rate_bps;
+    }
+}
+
+/* drop_expired (9): cancels every block with bytes to send (never sent, or declared lost
+ * and waiting) whose deadline is before now, in deadline order. */
+static void expire_blocks(mps_sim *s) {
+    for (int32_t w = 0; w <= s->dl_hi_word; w++) {
+        uint64_t x = s->new_set.dl_bits[w] | s->lost_set.dl_bits[w];
+        while (x) {
+            const int32_t rank = w * 64 + __builtin_ctzll(x);
+            x &= x - 1;
+            if (s->dl_sorted[rank] >= s->now) return;
+            const int32_t b = s->dl_order[rank];
+            if (!(s->blk[b].flags & MPS_BLK_CANCELLED)) mps_cancel(s, b);
+        }
+    }
+}
+
 int mps_next_decision(mps_sim *s) {
     if (s->error) return -2;
     if (s->done) return -1;
@@ -1107,7 +1140,7 @@ int mps_next_decision(mps_sim *s) {
                 }
                 const int j = s->round_j;
                 if (!s->waited[j] && subflow_ready(s, &s->paths[j])) {
-                    for (int i = 0; i < P; i++) s->paths[i].can_send = (uint8_t)subflow_ready(s, &s->paths[i]);
+                    publish_path_state(s);
                     s->pending = j;
                     s->decisions++;
                     return j;
@@ -1142,6 +1175,7 @@ int mps_next_decision(mps_sim *s) {
             cross_send(s);
             if (s->error) return -2;
         }
+        if (s->drop_expired) expire_blocks(s);
         s->in_rounds = 1;
         s->round_j = 0;
         s->sent_any = 0;

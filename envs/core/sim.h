@@ -96,6 +96,7 @@ typedef struct {
     uint64_t seed;
     int32_t receiver; /* enum mps_receiver */
     int64_t rbuf_bytes;
+    int32_t drop_expired; /* cancel blocks whose deadline has passed before each round (9) */
     int32_t n_links;
     mps_link_config links[MPS_MAX_LINKS];
     int32_t n_paths, n_cross;
@@ -141,6 +142,13 @@ typedef struct {
     int32_t state;
 } mps_rec;
 
+/* A position in a bandwidth schedule: segment index and absolute start of its cycle.
+ * Each cursor only moves forward in time. */
+typedef struct {
+    int32_t k;
+    int64_t base;
+} mps_seg;
+
 /* A bottleneck (3, 4). */
 typedef struct {
     int64_t done_ns; /* finish time of the packet in service, MPS_NEVER when idle */
@@ -151,9 +159,8 @@ typedef struct {
     int32_t bw_n;
     int64_t bw_cycle_ns;
     int64_t cycle_work; /* work one period serves (3), saturated; 0 when not cyclic */
-    /* bandwidth cursor: segment index and absolute start of the current cycle */
-    int32_t seg_k;
-    int64_t seg_base;
+    mps_seg svc;        /* bandwidth cursor of the service computation */
+    mps_seg now_seg;    /* bandwidth cursor at the current time (what policies read) */
 } mps_link;
 
 /* Everything about one subflow: configuration, sender and the values a policy may read
@@ -181,6 +188,9 @@ typedef struct {
     uint8_t last_lost; /* whether the subflow's previous packet off the link was lost */
     uint8_t pad_;
     int64_t last_send_ns;
+    /* what policies read as the path's rate (10): written when a decision is pending */
+    int64_t link_rate_bps; /* the link's bandwidth now */
+    double rate_bps;       /* cwnd * 8e9 / srtt for window-based paths; link_rate_bps for ideal */
     int64_t scan_pn, ack_count, ca_acc, ssthresh, recover_pn;
     mps_rec *ring;
     /* controller state (7.8-7.10) */
@@ -222,10 +232,16 @@ typedef struct {
 
 typedef struct mps_sim mps_sim;
 
-/* A native policy: returns a block index or MPS_WAIT for the deciding path. */
+#define MPS_POLICY_MAX_PARAMS 8
+
+struct mps_policy_def;
+
+/* A native policy: its definition (policy.h), parameters and per-episode state. */
 typedef struct mps_policy {
-    int32_t id;
-    int64_t cursor; /* scratch state, reset with the episode */
+    const struct mps_policy_def *def;
+    double param[MPS_POLICY_MAX_PARAMS];
+    void *state;       /* def->state_bytes(sim) bytes, zeroed before reset */
+    size_t state_cap;  /* allocated size of state */
 } mps_policy;
 
 /* A set of blocks kept as a bitset by block index and one by deadline rank. */
@@ -241,6 +257,7 @@ struct mps_sim {
     int64_t end_ns;
     uint64_t seed;
     int64_t n_pieces;
+    int32_t drop_expired;
 
     mps_block *blk;
     /* cold per-block arrays */

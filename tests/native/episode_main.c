@@ -2,8 +2,8 @@
  * Standalone driver of the simulator core, without Python, for memory checkers
  * (valgrind memcheck, AddressSanitizer) and instruction-level profiles.
  *
- *   episode_main FILE run POLICY
- *       one whole episode with a native policy (minrtt or rr)
+ *   episode_main FILE run POLICY [PARAM ...]
+ *       one whole episode with a native policy and its parameters
  *   episode_main FILE step K PMAX N_ENVS STEPS
  *       N_ENVS copies of the episode stepped through the observation API with
  *       pseudo-random slot actions, as the vector environment does
@@ -68,15 +68,17 @@ static int read_config(const char *path, mps_config *c) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     memset(c, 0, sizeof *c);
-    int64_t mss, header, receiver, n_links, n_paths, n_cross, n_blocks;
+    int64_t mss, header, receiver, drop_expired, n_links, n_paths, n_cross, n_blocks;
     if (read_i64(f, &mss) || read_i64(f, &header) || read_i64(f, &c->end_ns) || read_u64(f, &c->seed) ||
-        read_i64(f, &receiver) || read_i64(f, &c->rbuf_bytes) || read_i64(f, &n_links) || read_i64(f, &n_paths) ||
+        read_i64(f, &receiver) || read_i64(f, &c->rbuf_bytes) || read_i64(f, &drop_expired) ||
+        read_i64(f, &n_links) || read_i64(f, &n_paths) ||
         read_i64(f, &n_cross) || read_i64(f, &n_blocks) || n_links < 1 || n_links > MPS_MAX_LINKS || n_paths < 1 ||
         n_paths > MPS_MAX_PATHS || n_cross < 0 || n_cross > MPS_MAX_CROSS || n_blocks < 1)
         goto bad;
     c->mss_bytes = (int32_t)mss;
     c->header_bytes = (int32_t)header;
     c->receiver = (int32_t)receiver;
+    c->drop_expired = (int32_t)drop_expired;
     c->n_links = (int32_t)n_links;
     c->n_paths = (int32_t)n_paths;
     c->n_cross = (int32_t)n_cross;
@@ -141,19 +143,28 @@ static uint64_t checksum(const mps_sim *s) {
     return h;
 }
 
-static int run_native(const mps_config *c, const char *name) {
-    mps_policy pol;
-    memset(&pol, 0, sizeof pol);
-    pol.id = -1;
-    for (int k = 0; k < MPS_POLICY_COUNT; k++)
-        if (strcmp(name, mps_policy_names[k]) == 0) pol.id = k;
-    if (pol.id < 0) {
+static int run_native(const mps_config *c, const char *name, int n_params, char **params) {
+    const mps_policy_def *def = mps_policy_find(name);
+    if (!def) {
         fprintf(stderr, "unknown policy %s\n", name);
         return 2;
     }
+    double param[MPS_POLICY_MAX_PARAMS];
+    if (n_params != def->n_params) {
+        fprintf(stderr, "policy %s takes %d parameters, %d given\n", name, def->n_params, n_params);
+        return 2;
+    }
+    for (int k = 0; k < n_params; k++) param[k] = atof(params[k]);
     mps_sim *s = mps_sim_create(c);
     if (!s) return 3;
+    mps_policy pol;
+    memset(&pol, 0, sizeof pol);
+    if (mps_policy_prepare(&pol, def, param, n_params, s) != 0) {
+        mps_sim_free(s);
+        return 3;
+    }
     int rc = mps_run(s, &pol);
+    mps_policy_free(&pol);
     int64_t packets = 0;
     for (int j = 0; j < s->n_paths; j++) packets += s->paths[j].packets_sent;
     printf("policy %s rc %d packets %lld decisions %lld checksum %016llx\n", name, rc, (long long)packets,
@@ -216,7 +227,7 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s FILE run POLICY | FILE step K PMAX N_ENVS STEPS\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE run POLICY [PARAM ...] | FILE step K PMAX N_ENVS STEPS\n", argv[0]);
         return 2;
     }
     mps_config c;
@@ -233,7 +244,7 @@ int main(int argc, char **argv) {
     }
     int rc;
     if (strcmp(argv[2], "run") == 0)
-        rc = run_native(&c, argv[3]);
+        rc = run_native(&c, argv[3], argc - 4, argv + 4);
     else if (strcmp(argv[2], "step") == 0 && argc == 7)
         rc = run_steps(&c, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoll(argv[6]));
     else
