@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Memory checks of the simulator core, without and with Python:
 #   1. the C driver (episode_main.c) built with -O1 -g runs full NewReno, Cubic and ideal
-#      episodes with random loss, and an episode with every part of the model (rich.yaml:
-#      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, in-order receiver),
-#      natively and through the observation API, under valgrind memcheck; any error or
-#      definite leak fails;
+#      episodes with random loss, an episode with every part of the model (rich.yaml:
+#      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, in-order receiver)
+#      and one with expired blocks dropped, natively (every native baseline) and through
+#      the observation API, under valgrind memcheck; any error or definite leak fails;
 #   2. the same driver built with AddressSanitizer and UndefinedBehaviorSanitizer;
 #   3. the Python extension under valgrind: full episodes through simulate() (rich.yaml
 #      included) and steps of the Gymnasium and vector environments (PYTHONMALLOC=malloc).
@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 python=${PYTHON:-python3}
 src="$root/envs/core"
-sources=("$src/sim.c" "$src/cc.c" "$src/policy.c" "$src/obs.c")
+sources=("$src/sim.c" "$src/cc.c" "$src/policy.c" "$src/obs.c" "$src"/policies/*.c)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -24,6 +24,7 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 "$python" "$here/dump_episode.py" dams-dynamic-2-rtt-80 1 "$work/ideal.txt" --cc ideal --loss 0.02
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 2 "$work/cubic.txt" --cc cubic --loss 0.01
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 3 "$work/rich.txt"
+"$python" "$here/dump_episode.py" dams-dynamic-1-rtt-40 4 "$work/expiring.txt" --drop-expired --duration 10
 flags=(-std=c11 -g -Wall -Wextra -Wno-unused-parameter -I"$src")
 gcc -O1 "${flags[@]}" -o "$work/episode_main" "$here/episode_main.c" "${sources[@]}" -lm
 
@@ -37,7 +38,12 @@ runs=(
     "rich.txt run minrtt"
     "rich.txt run rr"
     "rich.txt step 8 8 3 30000"
+    "expiring.txt run minrtt"
 )
+# every native baseline with its default parameters, on the rich and the overloaded episode
+while read -r policy; do
+    runs+=("rich.txt run $policy" "newreno.txt run $policy")
+done < <("$python" "$here/native_policies.py")
 for r in "${runs[@]}"; do
     read -r -a args <<<"$r"
     echo "== valgrind memcheck: episode_main $r"
