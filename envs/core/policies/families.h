@@ -10,4 +10,7 @@ extern const mps_policy_def mps_policy_minrtt, mps_policy_rr;
 /* deadline.c: EDF and DTP's block choice */
 extern const mps_policy_def mps_policy_edf, mps_policy_dtp;
 
+/* mptcp.c: ECF and BLEST */
+extern const mps_policy_def mps_policy_ecf, mps_policy_blest;
+
 #endif

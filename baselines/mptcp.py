@@ -1,0 +1,266 @@
+"""MPTCP path schedulers for heterogeneous paths: ECF and BLEST.
+
+Both refine MinRTT (:class:`mpsched.baselines.classic.MinRTT`) with one question asked
+when the fastest path is busy and a slower one could take the packet: is it better to
+leave the slower path idle and wait for the fastest one? ECF answers from the time the
+data still queued would take on either path; BLEST from whether the slower path's packet
+would block the connection's send window. Blocks are served first-in first-out and
+deadlines are ignored (late blocks keep being sent), as in MPTCP.
+
+Common mapping onto the per-path decision point (docs/model.md section 9). The Linux
+schedulers pick a subflow for the next segment: ``minsk``, the path with the smallest
+smoothed RTT among all paths, and ``bestsk``, the default (MinRTT) choice among the
+paths whose window has room; when the two differ the scheduler may return no subflow.
+Here path ``j`` asks: it waits when another ready path has a smaller ``(srtt, index)``
+(that path is ``bestsk`` and is offered the packet in the same decision round); if ``j``
+is the fastest path overall it sends; otherwise ``j`` is the slower ``bestsk`` and the
+scheduler's test decides between sending the oldest sendable block on ``j`` and WAIT.
+
+The tests use congestion windows. A path with ideal congestion control has none (it is
+clocked by its link, docs/model.md 7.6); its window is taken to be the bytes its rate
+fills in one smoothed RTT, ``rate_bps * srtt / 8e9`` (for a window-based path this
+expression gives back its ``cwnd``, which is used as is). RTTs are the RFC 6298
+``srtt`` and ``rttvar`` of docs/model.md 7.3. Native twins: envs/core/policies/mptcp.c.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..envs.policy import WAIT, Observation, Policy
+
+__all__ = ["ECF", "BLEST", "fastest_path", "best_ready_path", "window_bytes", "queued_bytes", "ecf_waits"]
+
+
+def fastest_path(obs: Observation) -> int:
+    """The path with the smallest ``(srtt, index)`` among all paths (``minsk``)."""
+    srtt = obs.srtt_ns
+    best = 0
+    for i in range(1, obs.n_paths):
+        if srtt[i] < srtt[best]:
+            best = i
+    return best
+
+
+def best_ready_path(obs: Observation) -> int:
+    """The ready path with the smallest ``(srtt, index)`` (``bestsk``, MinRTT's choice).
+    The deciding path is ready, so there is one."""
+    srtt = obs.srtt_ns
+    best = -1
+    for i in range(obs.n_paths):
+        if obs.can_send[i] and (best < 0 or srtt[i] < srtt[best]):
+            best = i
+    return best
+
+
+def window_bytes(obs: Observation, p: int) -> float:
+    """Congestion window of path ``p`` in bytes; for an ideal (link-clocked) path, the
+    bytes its rate fills in one smoothed RTT, ``rate_bps * srtt / 8e9``."""
+    cwnd = int(obs.cwnd_bytes[p])
+    if cwnd > 0:
+        return float(cwnd)
+    return float(obs.rate_bps[p]) * float(int(obs.srtt_ns[p])) / 8e9
+
+
+def queued_bytes(obs: Observation) -> int:
+    """Bytes the sender has yet to send for the sendable blocks: never sent plus waiting
+    retransmission (the data queued at the connection level but not on any subflow)."""
+    s = obs.sendable()
+    return int(np.sum(obs.unsent_bytes[s], dtype=np.int64)) + int(np.sum(obs.lost_bytes[s], dtype=np.int64))
+
+
+def ecf_waits(k: float, w_f: float, srtt_f: float, w_s: float, srtt_s: float, delta: float,
+              waiting: float, beta: float) -> bool | None:
+    """ECF's test (Lim et al., CoNEXT 2017, Algorithm 1; Linux mptcp_ecf.c).
+
+    With ``k`` bytes queued, the fastest path ``f`` (window ``w_f`` bytes, RTT
+    ``srtt_f``) would deliver them in about ``n * srtt_f`` with ``n = 1 + k / w_f``
+    windows (the kernel counts at least one whole window: ``k`` is raised to ``w_f``);
+    the slower path ``s`` would need ``srtt_s + delta``. If the fastest path is sooner
+    (by the factor ``1 + waiting * beta`` once already waiting: hysteresis), and sending
+    on ``s`` would itself take ``k / w_s * srtt_s >= 2 srtt_f + delta`` (``k`` raised to
+    ``w_s``), ECF waits for ``f``. Cross-multiplied as in the kernel so that no window
+    divides:
+
+        srtt_f * (max(k, w_f) + w_f) < (1 + waiting * beta) * w_f * (srtt_s + delta)
+        srtt_s * max(k, w_s) >= w_s * (2 * srtt_f + delta)
+
+    Returns
+    -------
+    bool or None
+        True: wait (set ``waiting``); False: send on ``s`` with ``waiting`` kept; None:
+        the first inequality fails, send on ``s`` and clear ``waiting``.
+    """
+    x_f = k if k > w_f else w_f
+    if srtt_f * (x_f + w_f) < (1.0 + beta * waiting) * (w_f * (srtt_s + delta)):
+        x_s = k if k > w_s else w_s
+        return srtt_s * x_s >= w_s * (2.0 * srtt_f + delta)
+    return None
+
+
+class ECF(Policy):
+    """ECF, Earliest Completion First: wait for the fastest path when it would finish
+    the queued data sooner than a slower path would.
+
+    Lim, Nahum, Towsley and Gibbens, "ECF: An MPTCP path scheduler to manage
+    heterogeneous paths", CoNEXT 2017, the scheduler's pseudocode (Algorithm 1), as
+    implemented in Linux MPTCP (multipath-tcp.org, net/mptcp/mptcp_ecf.c, v0.95). When
+    the fastest path ``x_f`` (smallest ``srtt``) can send it takes the packet. Otherwise, for the best
+    ready slower path ``x_s`` (see the module docstring), with ``k`` the bytes queued at
+    the connection and ``delta = max(rttvar_f, rttvar_s)``:
+
+    - ``n = 1 + k / cwnd_f``; if ``n * rtt_f < (1 + waiting * beta) * (rtt_s + delta)``:
+      if ``k / cwnd_s * rtt_s >= 2 * rtt_f + delta``, wait (``waiting = 1``), else send
+      on ``x_s``;
+    - otherwise ``waiting = 0`` and send on ``x_s``
+
+    (:func:`ecf_waits`, with the kernel's floors ``k >= cwnd``). ``waiting`` is one
+    flag per connection, kept across decisions. Our reading:
+
+    - ``k``: the bytes not yet sent of the sendable blocks, never-sent plus waiting
+      retransmission (:func:`queued_bytes`; the kernel's meta send queue minus what the
+      subflows hold);
+    - windows in bytes; an ideal path's window is what its rate fills in one ``srtt``
+      (:func:`window_bytes`);
+    - ``rtt`` is ``srtt`` and ``delta`` the larger RFC 6298 ``rttvar`` (the paper's
+      standard deviations; the kernel's ``rttvar_us >> 1`` is twice that estimate).
+
+    With ``rate_thresholds`` the test is instead the single-stream optimum of Jonglez,
+    Heusse and Gaujal, "SRPT-ECF" (FIT 2020, seed 004), Sec. II eqs. (1)-(3): with
+    paths ordered by latency ``D`` and rate ``R``, path ``i`` shortens the completion
+    of the ``S`` bytes left iff ``S > S_lim,i = sum over faster paths p of
+    R_p (D_i - D_p)`` (eq. (3) for two paths, ``S_lim = R_1 (D_2 - D_1)``; the n-path
+    thresholds of Fig. 4 follow by water-filling). So ``x_s`` waits iff
+    ``k <= S_lim,s``, with ``R_p = rate_bps / 8`` and ``D_p = srtt_p / 2``: the paper's
+    completion is at the receiver, one latency after sending, not one round trip.
+    There is no hysteresis in this model.
+
+    Parameters
+    ----------
+    beta : float
+        Hysteresis of the waiting state; 0.25 in the paper and the kernel
+        (``mptcp_ecf_r_beta = 4``).
+    rate_thresholds : bool
+        Use seed 004's rate/latency thresholds instead of the kernel's window/RTT test.
+    """
+
+    name = "ecf"
+    native = "ecf"
+    paper = "Lim et al., ECF, CoNEXT 2017 (Linux mptcp_ecf.c)"
+
+    def __init__(self, beta: float = 0.25, rate_thresholds: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= float(beta) <= 1.0:
+            raise ValueError(f"beta must be in [0, 1], got {beta!r}")
+        if rate_thresholds not in (True, False):
+            raise ValueError(f"rate_thresholds must be True or False, got {rate_thresholds!r}")
+        self.beta = float(beta)
+        self.rate_thresholds = bool(rate_thresholds)
+        self._waiting = 0
+
+    def reset(self, obs: Observation) -> None:
+        self._waiting = 0
+
+    def decide(self, obs: Observation) -> int:
+        j = obs.path
+        if best_ready_path(obs) != j:
+            return WAIT
+        f = fastest_path(obs)
+        if j != f:
+            k = queued_bytes(obs)
+            if self.rate_thresholds:
+                if self._within_threshold(obs, j, k):
+                    return WAIT
+            else:
+                srtt, rttvar = obs.srtt_ns, obs.rttvar_ns
+                delta = float(max(int(rttvar[f]), int(rttvar[j])))
+                waits = ecf_waits(float(k), window_bytes(obs, f), float(int(srtt[f])), window_bytes(obs, j),
+                                  float(int(srtt[j])), delta, float(self._waiting), self.beta)
+                if waits is None:
+                    self._waiting = 0
+                elif waits:
+                    self._waiting = 1
+                    return WAIT
+        return int(obs.sendable()[0])
+
+    @staticmethod
+    def _within_threshold(obs: Observation, s: int, k: int) -> bool:
+        """Seed 004 eq. (3) for n paths: ``k <= sum_p R_p (D_s - D_p)`` over the paths
+        ``p`` faster than ``s``, i.e. ``16e9 k <= sum_p rate_bps_p (srtt_s - srtt_p)``."""
+        srtt = obs.srtt_ns
+        srtt_s = int(srtt[s])
+        s_lim = 0.0
+        for p in range(obs.n_paths):
+            if srtt[p] < srtt_s or (srtt[p] == srtt_s and p < s):
+                s_lim += float(obs.rate_bps[p]) * float(srtt_s - int(srtt[p]))
+        return float(k) * 16e9 <= s_lim
+
+
+class BLEST(Policy):
+    """BLEST, send-window blocking estimation: skip a slower path whose packet would
+    keep the fastest path from sending for lack of send window.
+
+    Ferlin, Alay, Mehani and Boreli, "BLEST: Blocking estimation-based MPTCP scheduler
+    for heterogeneous networks", IFIP Networking 2016, the send-window blocking estimate
+    of the BLEST design (Linux MPTCP net/mptcp/mptcp_blest.c, v0.95). A packet sent on
+    the slower path ``x_s`` occupies the connection's send window ``M`` for about
+    ``rtt_s``. During that time the fastest path ``x_f``, its window growing by one
+    segment per ``rtt_f`` (congestion avoidance), could send
+
+        X = MSS_f * (cwnd_f + (rtt_s / rtt_f - 1) / 2) * rtt_s / rtt_f
+
+    bytes. If ``lambda * X > |M| - MSS_s * (inflight_s + 1)``, sending on ``x_s`` would
+    block ``x_f``: ``x_s`` is not used and the connection waits for ``x_f``. When the
+    fastest path can send it takes the packet, as in MinRTT.
+
+    Our reading:
+
+    - ``|M|`` is the connection's receive window, the in-order receiver's buffer
+      ``rbuf_bytes`` counted from the data acknowledgement (docs/model.md section 7);
+      ``MSS_s * (inflight_s + 1)`` is the slower path's bytes in flight plus one
+      ``mss``; ``cwnd_f`` in bytes is :func:`window_bytes` (an ideal path's window is
+      what its rate fills in one ``srtt``); ``rtt`` is ``srtt`` (at least 1 ns). This is
+      the paper's ``X``; the kernel estimates it differently (whole RTTs of an average
+      of the smallest and largest ``srtt``, doubling in slow start);
+    - ``lambda`` is fixed. The kernel starts it at 1.2 and moves it within
+      ``[1.0, 1.3]``: +0.04 after a retransmission made because the send window was
+      full, -0.01 otherwise, at most once per RTT. No decision happens here while the
+      window is closed (nothing new is sendable), and the simulated sender makes no
+      such window-driven retransmissions, so there is no event to adapt on;
+    - with the block-aware receiver there is no receive window (nothing blocks), so the
+      test never skips a path and BLEST makes MinRTT's decisions.
+
+    Parameters
+    ----------
+    lambda_scale : float
+        ``lambda``, the scaling of the fast path's estimate; 1.2, the kernel's value.
+    """
+
+    name = "blest"
+    native = "blest"
+    paper = "Ferlin et al., BLEST, IFIP Networking 2016 (Linux mptcp_blest.c)"
+
+    def __init__(self, lambda_scale: float = 1.2) -> None:
+        super().__init__()
+        if not 0.0 < float(lambda_scale) <= 10.0:
+            raise ValueError(f"lambda_scale must be in (0, 10], got {lambda_scale!r}")
+        self.lambda_scale = float(lambda_scale)
+
+    def decide(self, obs: Observation) -> int:
+        j = obs.path
+        if best_ready_path(obs) != j:
+            return WAIT
+        f = fastest_path(obs)
+        if j != f and obs.in_order and self._blocks(obs, f, j):
+            return WAIT
+        return int(obs.sendable()[0])
+
+    def _blocks(self, obs: Observation, f: int, s: int) -> bool:
+        """BLEST's blocking test: ``lambda * X > |M| - MSS_s * (inflight_s + 1)``."""
+        rtt_f = float(max(int(obs.srtt_ns[f]), 1))
+        rtt_s = float(max(int(obs.srtt_ns[s]), 1))
+        ratio = rtt_s / rtt_f
+        mss = obs.mss_bytes
+        fast_bytes = (window_bytes(obs, f) + float(mss) * (ratio - 1.0) / 2.0) * ratio
+        avail = obs.rbuf_bytes - (int(obs.path_inflight_bytes[s]) + mss)
+        return self.lambda_scale * fast_bytes > float(avail)
