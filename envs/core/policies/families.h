@@ -10,4 +10,7 @@ extern const mps_policy_def mps_policy_minrtt, mps_policy_rr;
 /* deadline.c: EDF and DTP's block choice */
 extern const mps_policy_def mps_policy_edf, mps_policy_dtp;
 
+/* srpt.c: SRPT-ECF, SA-ECF and SRPT-minRTT (seed 004) */
+extern const mps_policy_def mps_policy_srpt_ecf, mps_policy_sa_ecf, mps_policy_srpt_minrtt;
+
 #endif
