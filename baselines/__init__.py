@@ -18,11 +18,11 @@ from typing import Any
 
 from ..envs.errors import PolicyError
 from ..envs.policy import Policy
-from . import classic, deadline, mptcp
+from . import classic, deadline, mptcp, srpt
 
 __all__ = ["get", "names", "catalog", "parse_param", "REGISTRY", "FAMILIES"]
 
-FAMILIES: tuple[ModuleType, ...] = (classic, deadline, mptcp)
+FAMILIES: tuple[ModuleType, ...] = (classic, deadline, mptcp, srpt)
 
 
 def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:

@@ -1,0 +1,199 @@
+/* Stream-aware schedulers of seed 004 (mpsched.baselines.srpt): SRPT-ECF, SA-ECF and
+ * SRPT-minRTT (FCFS-minRTT is MinRTT's twin). The reals are binary64, computed with the
+ * same operations in the same order as the Python specification. */
+#include <math.h>
+
+#include "families.h"
+
+/* The paper's network model (seed 004 Sec. II) at a decision point: D_p = srtt_p / 2 ns,
+ * R_p = rate_bps_p / 8e9 bytes/ns, paths ranked by (srtt, index), and the S_lim threshold
+ * of each path: sum over the paths ranked before it of R_q * (D_p - D_q) (eqs. (1)-(3)
+ * for n paths). */
+typedef struct {
+    int n;
+    int rank[MPS_MAX_PATHS];
+    double latency[MPS_MAX_PATHS];
+    double rate[MPS_MAX_PATHS];
+    double threshold[MPS_MAX_PATHS]; /* by path index */
+} path_model;
+
+static void path_model_build(const mps_sim *s, path_model *m) {
+    const int P = s->n_paths;
+    m->n = P;
+    for (int p = 0; p < P; p++) {
+        m->latency[p] = (double)s->paths[p].srtt_ns * 0.5;
+        m->rate[p] = s->paths[p].rate_bps / 8e9;
+        /* insertion by (srtt, index): p is the largest index so far, so it goes after ties */
+        int k = p;
+        while (k > 0 && s->paths[m->rank[k - 1]].srtt_ns > s->paths[p].srtt_ns) {
+            m->rank[k] = m->rank[k - 1];
+            k--;
+        }
+        m->rank[k] = p;
+    }
+    m->threshold[m->rank[0]] = 0.0;
+    for (int r = 1; r < P; r++) {
+        const int path = m->rank[r];
+        double s_lim = 0.0;
+        for (int q = 0; q < r; q++) {
+            const int before = m->rank[q];
+            s_lim += m->rate[before] * (m->latency[path] - m->latency[before]);
+        }
+        m->threshold[path] = s_lim;
+    }
+}
+
+/* C*(size): ns to deliver size bytes with ECF on idle paths (eqs. (1)-(2) for n paths). */
+static double path_model_completion(const path_model *m, int64_t size) {
+    const double sz = (double)size;
+    int used = 1;
+    while (used < m->n && sz > m->threshold[m->rank[used]]) used++;
+    double rate_sum = 0.0, rate_latency = 0.0;
+    for (int q = 0; q < used; q++) {
+        const int p = m->rank[q];
+        rate_sum += m->rate[p];
+        rate_latency += m->rate[p] * m->latency[p];
+    }
+    return rate_sum > 0.0 ? (sz + rate_latency) / rate_sum : INFINITY;
+}
+
+static inline int64_t remaining_bytes(const mps_sim *s, int32_t b) {
+    return (int64_t)s->blk[b].unsent_bytes + s->blk[b].lost_pending_bytes;
+}
+
+/* ------------------------------------------------------------------------- */
+/* SRPT-ECF (Sec. III-A, IV-A)                                               */
+/* ------------------------------------------------------------------------- */
+
+/* State: the last send time of each block on each path (for T_in-flight of eq. (5)),
+ * then the isolated remaining completion time of each block at this decision. */
+static size_t srpt_ecf_state_bytes(const mps_sim *s) {
+    return (size_t)s->n_blocks * (size_t)s->n_paths * sizeof(int64_t) + (size_t)s->n_blocks * sizeof(double);
+}
+
+/* Whether block a comes before block b: (larger priority, smaller key, smaller index). */
+static inline int srpt_before(const mps_sim *s, const double *key, int32_t a, int32_t b) {
+    const int32_t pa = s->blk[a].priority, pb = s->blk[b].priority;
+    if (pa != pb) return pa > pb;
+    if (key[a] != key[b]) return key[a] < key[b];
+    return a < b;
+}
+
+static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
+    const int P = s->n_paths;
+    int64_t *last_send = pol->state;
+    double *key = (double *)(last_send + (size_t)s->n_blocks * (size_t)P);
+    path_model m;
+    path_model_build(s, &m);
+    /* a) eq. (5): max(C*(S_k), T_in-flight(k)) of every sendable block */
+    for (int32_t w = s->low_word; w < s->n_words; w++)
+        for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
+            const int32_t b = w * 64 + __builtin_ctzll(x);
+            const double c_ecf = path_model_completion(&m, remaining_bytes(s, b));
+            double in_flight = 0.0;
+            const int64_t *inflight = &s->blk_inflight[(int64_t)b * P];
+            for (int p = 0; p < P; p++)
+                if (inflight[p] > 0) {
+                    const double arrival = (double)(last_send[(int64_t)b * P + p] - s->now) + m.latency[p];
+                    if (arrival > in_flight) in_flight = arrival;
+                }
+            key[b] = c_ecf >= in_flight ? c_ecf : in_flight;
+        }
+    /* b) blocks in that order, cumulative size against path j's threshold; each step
+     * selects the first block after the previous one (keys are totally ordered) */
+    const double threshold = m.threshold[j];
+    int64_t cumulative = 0;
+    int32_t prev = -1;
+    for (;;) {
+        int32_t best = -1;
+        for (int32_t w = s->low_word; w < s->n_words; w++)
+            for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
+                const int32_t b = w * 64 + __builtin_ctzll(x);
+                if (prev >= 0 && !srpt_before(s, key, prev, b)) continue;
+                if (best < 0 || srpt_before(s, key, b, best)) best = b;
+            }
+        if (best < 0) return MPS_WAIT;
+        cumulative += remaining_bytes(s, best);
+        if ((double)cumulative > threshold) {
+            last_send[(int64_t)best * P + j] = s->now;
+            return best;
+        }
+        prev = best;
+    }
+}
+
+const mps_policy_def mps_policy_srpt_ecf = {"srpt-ecf", 0, srpt_ecf_state_bytes, NULL, srpt_ecf_decide};
+
+/* ------------------------------------------------------------------------- */
+/* SA-ECF (seed 004 Fig. 6, Sec. IV-C)                                       */
+/* ------------------------------------------------------------------------- */
+
+/* State: the block whose turn it is (-1 before the first) and the bytes it sent in it. */
+typedef struct {
+    int64_t turn_block;
+    int64_t turn_bytes;
+} sa_ecf_state;
+
+static size_t sa_ecf_state_bytes(const mps_sim *s) { return sizeof(sa_ecf_state); }
+
+static void sa_ecf_reset(mps_sim *s, mps_policy *pol) {
+    sa_ecf_state *st = pol->state;
+    st->turn_block = -1;
+    st->turn_bytes = 0;
+}
+
+static int32_t sa_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
+    sa_ecf_state *st = pol->state;
+    const int64_t quantum = (int64_t)pol->param[0];
+    path_model m;
+    path_model_build(s, &m);
+    int64_t total = 0;
+    int32_t first = -1, after = -1;
+    for (int32_t w = s->low_word; w < s->n_words; w++)
+        for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
+            const int32_t b = w * 64 + __builtin_ctzll(x);
+            total += remaining_bytes(s, b);
+            if (first < 0) first = b;
+            if (after < 0 && b > st->turn_block) after = b;
+        }
+    /* ECF on the aggregate: this path is used only while the total exceeds its S_lim */
+    if (!((double)total > m.threshold[j])) return MPS_WAIT;
+    const int32_t turn = (int32_t)st->turn_block;
+    if (turn < 0 || !mps_block_sendable(s, turn) || st->turn_bytes >= quantum) {
+        st->turn_block = after >= 0 ? after : first;
+        st->turn_bytes = 0;
+    }
+    const mps_block *k = &s->blk[st->turn_block];
+    const int64_t left = k->lost_pending_bytes > 0 ? k->lost_pending_bytes : k->unsent_bytes;
+    st->turn_bytes += left < s->mss ? left : s->mss;
+    return (int32_t)st->turn_block;
+}
+
+const mps_policy_def mps_policy_sa_ecf = {"sa-ecf", 1, sa_ecf_state_bytes, sa_ecf_reset, sa_ecf_decide};
+
+/* ------------------------------------------------------------------------- */
+/* SRPT-minRTT (Sec. IV-C)                                                   */
+/* ------------------------------------------------------------------------- */
+
+static int32_t srpt_minrtt_decide(mps_sim *s, mps_policy *pol, int j) {
+    const int64_t srtt_j = s->paths[j].srtt_ns;
+    for (int i = 0; i < s->n_paths; i++) {
+        const mps_path *p = &s->paths[i];
+        if (i != j && p->can_send && (p->srtt_ns < srtt_j || (p->srtt_ns == srtt_j && i < j))) return MPS_WAIT;
+    }
+    int32_t best = -1;
+    int64_t best_left = 0;
+    for (int32_t w = s->low_word; w < s->n_words; w++)
+        for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
+            const int32_t b = w * 64 + __builtin_ctzll(x);
+            const int64_t left = remaining_bytes(s, b);
+            if (best < 0 || s->blk[b].priority > s->blk[best].priority ||
+                (s->blk[b].priority == s->blk[best].priority && left < best_left)) {
+                best = b;
+                best_left = left;
+            }
+        }
+    return best < 0 ? MPS_WAIT : best;
+}
+
+const mps_policy_def mps_policy_srpt_minrtt = {"srpt-minrtt", 0, NULL, NULL, srpt_minrtt_decide};
