@@ -10,4 +10,7 @@ extern const mps_policy_def mps_policy_minrtt, mps_policy_rr;
 /* deadline.c: EDF and DTP's block choice */
 extern const mps_policy_def mps_policy_edf, mps_policy_dtp;
 
+/* daps.c: DAPS with blind round-robin as its fallback */
+extern const mps_policy_def mps_policy_daps;
+
 #endif
