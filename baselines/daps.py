@@ -71,9 +71,9 @@ class DAPS(Policy):
     paths or more and the last sample of every path is stable (a path has none before its
     first RTT has passed); otherwise blind round-robin decides (Algorithm 1 as
     :class:`~mpsched.baselines.classic.BlindRoundRobin` reads it: paths in turn, one
-    packet per turn, FIFO blocks) and the schedule is dropped. Eq. (4), ``r_s >> r_f``, is not a switch: the paper leaves its
-    threshold to future work (Sec. V) and never found DAPS less efficient than blind
-    round-robin.
+    packet per turn, FIFO blocks) and the schedule is dropped. Eq. (4), ``r_s >> r_f``,
+    is not a switch: the paper leaves its threshold to future work (Sec. V) and never
+    found DAPS less efficient than blind round-robin.
 
     Parameters
     ----------
