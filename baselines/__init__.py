@@ -18,11 +18,11 @@ from typing import Any
 
 from ..envs.errors import PolicyError
 from ..envs.policy import Policy
-from . import classic, deadline, mptcp, srpt
+from . import classic, daps, deadline, mptcp, srpt
 
 __all__ = ["get", "names", "catalog", "parse_param", "REGISTRY", "FAMILIES"]
 
-FAMILIES: tuple[ModuleType, ...] = (classic, deadline, mptcp, srpt)
+FAMILIES: tuple[ModuleType, ...] = (classic, deadline, mptcp, srpt, daps)
 
 
 def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:

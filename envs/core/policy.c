@@ -10,6 +10,7 @@ const mps_policy_def *const mps_policy_table[] = {
     &mps_policy_minrtt, &mps_policy_rr, &mps_policy_edf, &mps_policy_dtp,
     &mps_policy_ecf, &mps_policy_blest,
     &mps_policy_srpt_ecf, &mps_policy_sa_ecf, &mps_policy_srpt_minrtt,
+    &mps_policy_daps,
 };
 const int mps_policy_count = (int)(sizeof mps_policy_table / sizeof mps_policy_table[0]);
 

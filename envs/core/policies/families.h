@@ -14,5 +14,7 @@ extern const mps_policy_def mps_policy_edf, mps_policy_dtp;
 extern const mps_policy_def mps_policy_ecf, mps_policy_blest;
 /* srpt.c: SRPT-ECF, SA-ECF and SRPT-minRTT (seed 004) */
 extern const mps_policy_def mps_policy_srpt_ecf, mps_policy_sa_ecf, mps_policy_srpt_minrtt;
+/* daps.c: DAPS with blind round-robin as its fallback */
+extern const mps_policy_def mps_policy_daps;
 
 #endif

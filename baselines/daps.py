@@ -1,0 +1,196 @@
+"""DAPS, delay-aware packet scheduling, with blind round-robin as its fallback.
+
+Kuhn, Lochin, Mifdaoui, Sarwar, Mehani and Boreli, "DAPS: Intelligent Delay-Aware Packet
+Scheduling For Multipath Transport", IEEE ICC 2014 (seed 003; seed 001 is its slides).
+Blocks are served first-in first-out and deadlines are ignored: DAPS only chooses which
+path takes the next packet of the connection's byte stream. The native twin is
+envs/core/policies/daps.c; the two make identical decisions.
+"""
+
+from __future__ import annotations
+
+from ..envs.policy import WAIT, Observation, Policy
+
+__all__ = ["DAPS"]
+
+
+class DAPS(Policy):
+    """DAPS (seed 003, Sec. III, Algorithm 3), blind round-robin while paths are unstable.
+
+    **The schedule (Algorithm 3).** With ``r_f`` and ``r_s`` the smoothed RTTs of the fast
+    and the slow path and ``eta = floor(r_s / r_f)``, a schedule gives the next
+    ``max_f = min(eta, cwnd_f - unack_f)`` packets of the stream to the fast path and the
+    following ``cwnd_s - unack_s`` to the slow path, so that the fast path's packets, sent
+    "during the longest forward delay r_s/2", arrive before the slow path's. The
+    algorithm's precondition ``n_pkts > cwnd_f - unack_f`` ("too many packets for the fast
+    path only") is checked: when the bytes still to send in the sendable blocks fit into
+    the fast path's free window, the schedule gives them all to the fast path.
+    Windows count whole packets: ``(cwnd - inflight) // mss`` for window-based paths, one
+    packet for an ideal (link-clocked) path that can send, none for a path that cannot.
+
+    *n paths* (the paper has two): paths are ordered by ``(srtt, index)``; the slowest one
+    plays ``p_s`` and takes its whole free window last; every other path ``k``, in that
+    order, takes ``min(floor(r_max / r_k), free_k)`` packets before it, ``r_max`` being the
+    largest RTT (the "longest forward delay" of Sec. III-B and ``r_s = max_i r_i`` of
+    Sec. II-B). With two paths this is Algorithm 3.
+
+    **Sequence numbers in this model.** The in-order receiver numbers pieces in the order
+    they are first sent (docs/model.md 6.2): a path that sends takes the next position of
+    the stream. A schedule of ``(TSN, path)`` pairs is therefore an order in which paths
+    take the next packet: its slots, in schedule order. Algorithm 2 transmits a schedule
+    in its order in one execution, so the sequence numbers come out exactly as
+    Algorithm 3 assigns them. What the model cannot express is a sequence number held
+    back for a packet not sent yet: the fast path's packets sent while a slow packet is
+    in flight follow it in sequence, arrive first and wait for it, where the paper's
+    schedule meant them to fill the sequence numbers before the slow path's.
+
+    **When schedules are made** (Sec. III-B and the slides' pseudo-code, seed 001): an
+    execution of Algorithm 2 is a decision instant. At an instant where at least two paths
+    can send ("capacity on multiple paths"), a new schedule replaces the last one (which
+    also reschedules what the last one could not send, the lowest sequence numbers going
+    to the fast path), once per instant and again whenever no path that can send has
+    slots left in it. At path ``j``'s decision the owner of the next slot is the first
+    path in schedule order that can send and has slots left; ``j`` sends (the oldest
+    sendable block, taking the slot) if it is the owner and waits otherwise. When no path
+    that can send has a slot, only ``j`` can send: "capacity on the fast path only" sends
+    as much as the window allows, so ``j`` sends if it is the path with the smallest
+    ``(srtt, index)``; a slower path alone waits ("capacity on the slow path only": it
+    sends only what the last schedule gave it).
+
+    **When DAPS applies** (Sec. III-C). A schedule is valid only while RTTs and windows
+    are stable. Each path is sampled once per its own RTT (the first decision at or after
+    the previous sample plus the ``srtt`` then measured); sample ``t + 1`` is stable when
+
+    - eq. (5): ``(1 - rtt_tolerance) R(t) <= R(t+1) <= (1 + rtt_tolerance) R(t)``, and
+    - eq. (6): ``cwnd(t) <= cwnd(t+1) <= cwnd(t) + cwnd_growth_packets * mss``.
+
+    Eq. (6) is garbled in the text (its upper bound reduces to ``cwnd(t+1)`` itself); it
+    is read as ``cwnd(t) (1 + 1/cwnd(t))`` in packets, the congestion-avoidance growth of
+    one segment per RTT, which "excludes the slow-start phase" as the paper says (slow
+    start doubles the window per RTT) and any decrease. DAPS applies while there are two
+    paths or more and the last sample of every path is stable (a path has none before its
+    first RTT has passed); otherwise blind round-robin decides (Algorithm 1 as
+    :class:`~mpsched.baselines.classic.BlindRoundRobin` reads it: paths in turn, one
+    packet per turn, FIFO blocks) and the schedule is dropped. Eq. (4), ``r_s >> r_f``,
+    is not a switch: the paper leaves its threshold to future work (Sec. V) and never
+    found DAPS less efficient than blind round-robin.
+
+    Parameters
+    ----------
+    rtt_tolerance : float
+        Relative RTT change between samples that eq. (5) accepts; 0.1 in the paper.
+    cwnd_growth_packets : float
+        Most growth of a window between samples, in packets, that eq. (6) accepts; 1 in
+        the paper (as read above). A very large value gives the literal formula: the
+        window must not shrink.
+    """
+
+    name = "daps"
+    native = "daps"
+    paper = "Kuhn et al., DAPS (seed 003) Algorithm 3, eqs. (5)-(6)"
+
+    def __init__(self, rtt_tolerance: float = 0.1, cwnd_growth_packets: float = 1.0) -> None:
+        super().__init__()
+        if not 0.0 <= float(rtt_tolerance) < 1.0:
+            raise ValueError(f"rtt_tolerance must be in [0, 1), got {rtt_tolerance!r}")
+        if not 0.0 <= float(cwnd_growth_packets) <= 1e6:
+            raise ValueError(f"cwnd_growth_packets must be in [0, 1e6], got {cwnd_growth_packets!r}")
+        self.rtt_tolerance = float(rtt_tolerance)
+        self.cwnd_growth_packets = float(cwnd_growth_packets)
+
+    # per-episode state ---------------------------------------------------------------
+    def reset(self, obs: Observation) -> None:
+        P = obs.n_paths
+        self._cursor = 0  # blind round-robin's turn
+        self._made_ns = -1  # instant at which the current schedule was made
+        self._order: list[int] = list(range(P))  # the schedule's paths, in slot order
+        self._slots = [0] * P  # slots left per path
+        self._ref_srtt = [int(obs.srtt_ns[i]) for i in range(P)]
+        self._ref_cwnd = [int(obs.cwnd_bytes[i]) for i in range(P)]
+        self._next_sample_ns = [obs.now_ns + max(int(obs.srtt_ns[i]), 1) for i in range(P)]
+        self._stable = [False] * P
+
+    # Sec. III-C ------------------------------------------------------------------------
+    def _sample(self, obs: Observation) -> bool:
+        """Takes the samples that are due; whether every path's last sample is stable."""
+        now = obs.now_ns
+        low, high = 1.0 - self.rtt_tolerance, 1.0 + self.rtt_tolerance
+        growth = self.cwnd_growth_packets * float(obs.mss_bytes)
+        all_stable = obs.n_paths >= 2
+        for i in range(obs.n_paths):
+            if now >= self._next_sample_ns[i]:
+                srtt, cwnd = int(obs.srtt_ns[i]), int(obs.cwnd_bytes[i])
+                r, w = float(self._ref_srtt[i]), self._ref_cwnd[i]
+                self._stable[i] = (r * low <= float(srtt) <= r * high  # eq. (5)
+                                   and w <= cwnd and float(cwnd) <= float(w) + growth)  # eq. (6)
+                self._ref_srtt[i], self._ref_cwnd[i] = srtt, cwnd
+                self._next_sample_ns[i] = now + max(srtt, 1)
+            all_stable = all_stable and self._stable[i]
+        return all_stable
+
+    # Algorithm 1 -------------------------------------------------------------------
+    def _blind_round_robin(self, obs: Observation) -> int:
+        P = obs.n_paths
+        for k in range(P):
+            i = (self._cursor + k) % P
+            if not obs.can_send[i]:
+                continue
+            if i != obs.path:
+                return WAIT
+            self._cursor = (obs.path + 1) % P
+            return int(obs.sendable()[0])
+        return WAIT
+
+    # Algorithm 3 -------------------------------------------------------------------
+    @staticmethod
+    def _free_packets(obs: Observation, i: int) -> int:
+        """Packets path i can send now: cwnd_i - unack_i in whole packets."""
+        if not obs.can_send[i]:
+            return 0
+        cwnd = int(obs.cwnd_bytes[i])
+        if cwnd == 0:  # ideal: clocked by its link, one packet whenever the link is idle
+            return 1
+        return max(cwnd - int(obs.path_inflight_bytes[i]), 0) // obs.mss_bytes
+
+    def _make_schedule(self, obs: Observation) -> None:
+        P = obs.n_paths
+        srtt = [int(obs.srtt_ns[i]) for i in range(P)]
+        order = sorted(range(P), key=lambda i: (srtt[i], i))
+        free = [self._free_packets(obs, i) for i in range(P)]
+        fastest, slowest = order[0], order[-1]
+        slots = [0] * P
+        pending = sum(int(obs.unsent_bytes[b]) + int(obs.lost_bytes[b]) for b in obs.sendable())
+        if pending <= free[fastest] * obs.mss_bytes:
+            slots[fastest] = free[fastest]  # Algorithm 3's precondition fails: the fast path alone
+        else:
+            r_max = max(srtt[slowest], 1)
+            for i in order[:-1]:
+                slots[i] = min(r_max // max(srtt[i], 1), free[i])  # max_f = min(eta, cwnd_f - unack_f)
+            slots[slowest] = free[slowest]  # cwnd_s - unack_s
+        self._order, self._slots = order, slots
+        self._made_ns = obs.now_ns
+
+    def _owner(self, obs: Observation) -> int:
+        """The first path in schedule order that can send and has a slot left, or -1."""
+        for i in self._order:
+            if self._slots[i] > 0 and obs.can_send[i]:
+                return i
+        return -1
+
+    def decide(self, obs: Observation) -> int:
+        if not self._sample(obs):
+            self._slots = [0] * obs.n_paths
+            return self._blind_round_robin(obs)
+        j = obs.path
+        ready = sum(1 for i in range(obs.n_paths) if obs.can_send[i])
+        if ready >= 2 and (self._made_ns != obs.now_ns or self._owner(obs) < 0):
+            self._make_schedule(obs)
+        owner = self._owner(obs)
+        if owner >= 0:
+            if owner != j:
+                return WAIT
+            self._slots[j] -= 1
+            return int(obs.sendable()[0])
+        srtt = obs.srtt_ns
+        fastest = min(range(obs.n_paths), key=lambda i: (int(srtt[i]), i))
+        return int(obs.sendable()[0]) if j == fastest else WAIT
