@@ -10,4 +10,7 @@ extern const mps_policy_def mps_policy_minrtt, mps_policy_rr;
 /* deadline.c: EDF and DTP's block choice */
 extern const mps_policy_def mps_policy_edf, mps_policy_dtp;
 
+/* rtx.c: seed 002's LPC, LET and the RTX-aware SPDX, LPCX, LETX */
+extern const mps_policy_def mps_policy_lpc, mps_policy_let, mps_policy_spdx, mps_policy_lpcx, mps_policy_letx;
+
 #endif
