@@ -16,5 +16,7 @@ extern const mps_policy_def mps_policy_ecf, mps_policy_blest;
 extern const mps_policy_def mps_policy_srpt_ecf, mps_policy_sa_ecf, mps_policy_srpt_minrtt;
 /* daps.c: DAPS with blind round-robin as its fallback */
 extern const mps_policy_def mps_policy_daps;
+/* rtx.c: seed 002's LPC, LET and the RTX-aware SPDX, LPCX, LETX */
+extern const mps_policy_def mps_policy_lpc, mps_policy_let, mps_policy_spdx, mps_policy_lpcx, mps_policy_letx;
 
 #endif
