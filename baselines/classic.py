@@ -74,14 +74,14 @@ class RoundRobin(Policy):
 
 
 class SPD(MinRTT):
-    """SPD, shortest path delay: the name seed 002 (Sec. II) gives MinRTT.
+    """SPD, shortest packet delay: the name seed 002 (Sec. V) gives MinRTT.
 
     Identical decisions to :class:`MinRTT` (the same native twin); registered under the
     paper's name so that its tables can be reproduced name for name.
     """
 
     name = "spd"
-    paper = "Dong et al. (seed 002) Sec. II: SPD = MinRTT"
+    paper = "Matsufuji et al., INTERNET 2018 (seed 002) Sec. V: SPD = MinRTT"
 
 
 class BlindRoundRobin(RoundRobin):
