@@ -18,11 +18,11 @@ from typing import Any
 
 from ..envs.errors import PolicyError
 from ..envs.policy import Policy
-from . import classic, deadline
+from . import classic, dams, deadline
 
 __all__ = ["get", "names", "catalog", "parse_param", "REGISTRY", "FAMILIES"]
 
-FAMILIES: tuple[ModuleType, ...] = (classic, deadline)
+FAMILIES: tuple[ModuleType, ...] = (classic, deadline, dams)
 
 
 def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:

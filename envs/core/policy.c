@@ -8,6 +8,7 @@
 
 const mps_policy_def *const mps_policy_table[] = {
     &mps_policy_minrtt, &mps_policy_rr, &mps_policy_edf, &mps_policy_dtp,
+    &mps_policy_dems, &mps_policy_dams, &mps_policy_dams_c, &mps_policy_dams_robust,
 };
 const int mps_policy_count = (int)(sizeof mps_policy_table / sizeof mps_policy_table[0]);
 
