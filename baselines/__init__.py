@@ -18,11 +18,11 @@ from typing import Any
 
 from ..envs.errors import PolicyError
 from ..envs.policy import Policy
-from . import classic, daps, deadline, mptcp, rtx, srpt
+from . import classic, dams, daps, deadline, mptcp, rtx, srpt
 
 __all__ = ["get", "names", "catalog", "parse_param", "REGISTRY", "FAMILIES"]
 
-FAMILIES: tuple[ModuleType, ...] = (classic, daps, deadline, mptcp, srpt, rtx)
+FAMILIES: tuple[ModuleType, ...] = (classic, daps, deadline, mptcp, rtx, srpt, dams)
 
 
 def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:

@@ -12,6 +12,7 @@ const mps_policy_def *const mps_policy_table[] = {
     &mps_policy_srpt_ecf, &mps_policy_sa_ecf, &mps_policy_srpt_minrtt,
     &mps_policy_daps,
     &mps_policy_lpc, &mps_policy_let, &mps_policy_spdx, &mps_policy_lpcx, &mps_policy_letx,
+    &mps_policy_dems, &mps_policy_dams, &mps_policy_dams_c, &mps_policy_dams_robust,
 };
 const int mps_policy_count = (int)(sizeof mps_policy_table / sizeof mps_policy_table[0]);
 

@@ -18,5 +18,7 @@ extern const mps_policy_def mps_policy_srpt_ecf, mps_policy_sa_ecf, mps_policy_s
 extern const mps_policy_def mps_policy_daps;
 /* rtx.c: seed 002's LPC, LET and the RTX-aware SPDX, LPCX, LETX */
 extern const mps_policy_def mps_policy_lpc, mps_policy_let, mps_policy_spdx, mps_policy_lpcx, mps_policy_letx;
+/* dams.c: DEMS, DAMS, DAMS-C, DAMS-Robust */
+extern const mps_policy_def mps_policy_dems, mps_policy_dams, mps_policy_dams_c, mps_policy_dams_robust;
 
 #endif
