@@ -22,7 +22,7 @@ from . import classic, dams, daps, deadline, mptcp, rtx, srpt
 
 __all__ = ["get", "names", "catalog", "parse_param", "REGISTRY", "FAMILIES"]
 
-FAMILIES: tuple[ModuleType, ...] = (classic, daps, deadline, mptcp, rtx, srpt, dams)
+FAMILIES: tuple[ModuleType, ...] = (classic, dams, daps, deadline, mptcp, rtx, srpt)
 
 
 def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:

@@ -48,3 +48,14 @@ def test_every_native_twin_has_a_specification() -> None:
     for name in TWINNED:
         cls = baselines.REGISTRY[name]
         assert _core.native_policies()[cls.native] == len(baselines.get(name).native_params())
+
+
+def test_registry_has_every_scheduler_of_the_papers() -> None:
+    expected = {"minrtt", "rr", "ecf", "blest", "dems", "dams", "dams-c", "dams-robust", "daps", "blind-rr",
+                "srpt-ecf", "sa-ecf", "fcfs-minrtt", "srpt-minrtt", "spd", "lpc", "let", "spdx", "lpcx", "letx",
+                "edf", "dtp"}
+    assert expected <= set(baselines.names())
+    for name in expected:
+        cls = baselines.REGISTRY[name]
+        assert cls.native, name  # every paper scheduler runs natively
+        assert cls.paper and (cls.__doc__ or "").strip(), name
