@@ -143,6 +143,7 @@ class Episode:
             "seed": self.core_seed,
             "receiver": sc.receiver.type,
             "rbuf_bytes": sc.receiver.rbuf_bytes,
+            "sequence": sc.receiver.sequence,
             "links": [
                 {"queue_bytes": int(q), "bw_start_ns": s.start_ns, "bw_rate_bps": s.rate_bps,
                  "bw_cycle_ns": int(s.cycle_ns)}

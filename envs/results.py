@@ -284,8 +284,11 @@ def _subflow_table(view: Any, sim_time_ns: int) -> pd.DataFrame:
 
 
 def _piece_table(sim: _core.Sim, block_sizes: np.ndarray) -> pd.DataFrame:
-    """Pieces of the in-order receiver in sequence order (docs/model.md 6.2)."""
+    """Pieces of the in-order receiver that were sent, in sequence order (docs/model.md
+    6.2: first-transmission order, or piece order with the stream sequence)."""
     order = np.array(sim.view("dsn_order"), copy=True)[: sim.n_dsn]
+    if sim.sequence == "stream":
+        order.sort()
     offsets = np.asarray(sim.view("piece_off"))
     block = np.searchsorted(offsets, order, side="right") - 1
     index = order - offsets[block]

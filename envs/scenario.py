@@ -63,6 +63,7 @@ __all__ = [
 
 CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia")
 CROSS_CONGESTION_CONTROLS: tuple[str, ...] = ("newreno", "cubic")
+SEQUENCES: tuple[str, ...] = ("send", "stream")
 RECEIVERS: tuple[str, ...] = ("block", "in_order")
 LOSS_MODELS: tuple[str, ...] = ("iid", "gilbert_elliott")
 
@@ -436,26 +437,39 @@ class ReceiverSpec:
     """The receiver (docs/model.md section 6).
 
     ``"block"``: block-aware, no head-of-line blocking between blocks (QUIC streams).
-    ``{type: in_order, rbuf_bytes: N}``: one sequence space across the paths with a
-    receive buffer of N bytes that the sender respects (MPTCP, CMT-SCTP).
+    ``{type: in_order, rbuf_bytes: N, sequence: send|stream}``: one sequence space across
+    the paths with a receive buffer of N bytes that the sender respects (MPTCP,
+    CMT-SCTP). ``sequence: send`` (default) numbers pieces as they are first sent, so
+    data leaves in sequence; ``sequence: stream`` numbers them in the application's byte
+    order, so a scheduler can send later blocks ahead on a slow path (DAPS), and the
+    unsent bytes of a cancelled block are skipped.
     """
 
     type: str = "block"
     rbuf_bytes: int = _DEFAULT_RBUF_BYTES
+    sequence: str = "send"
 
     @classmethod
     def from_value(cls, value: Any, where: str, transport: TransportSpec) -> ReceiverSpec:
         if isinstance(value, str):
             return cls(type=check_choice(value, where, RECEIVERS))
         d = check_mapping(value, where, "'block', 'in_order' or a receiver mapping")
-        check_keys(d, where, ("type", "rbuf_bytes"))
+        check_keys(d, where, ("type", "rbuf_bytes", "sequence"))
         kind = check_choice(d.get("type", "block"), f"{where}.type", RECEIVERS)
         rbuf = check_integer(d.get("rbuf_bytes", _DEFAULT_RBUF_BYTES), f"{where}.rbuf_bytes",
                              lo=transport.mss_bytes, hi=2**50)
-        return cls(kind, rbuf)
+        sequence = check_choice(d.get("sequence", "send"), f"{where}.sequence", SEQUENCES)
+        if sequence == "stream" and kind != "in_order":
+            raise ScenarioError(f"{where}.sequence", sequence, "'send' (a stream sequence needs type: in_order)")
+        return cls(kind, rbuf, sequence)
 
     def to_value(self) -> str | dict[str, Any]:
-        return "block" if self.type == "block" else {"type": self.type, "rbuf_bytes": self.rbuf_bytes}
+        if self.type == "block":
+            return "block"
+        d: dict[str, Any] = {"type": self.type, "rbuf_bytes": self.rbuf_bytes}
+        if self.sequence != "send":
+            d["sequence"] = self.sequence
+        return d
 
 
 @dataclass(frozen=True)

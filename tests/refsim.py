@@ -373,6 +373,10 @@ class Block:
             return self.mss
         return self.size - (self.n_pieces - 1) * self.mss
 
+    def piece_offset(self, i: int) -> int:
+        # §2: piece i starts i * mss bytes into the block.
+        return i * self.mss
+
     def unsent_bytes(self) -> int:
         # §7: bytes of pieces >= next_new (all pieces before next_new are full-size
         # except possibly the last one).
@@ -589,6 +593,11 @@ class Simulator:
             raise ValueError(f"receiver must be 'block' or 'in_order', got {receiver!r}")
         self.in_order = receiver == "in_order"
         self.rbuf_bytes = int(spec["rbuf_bytes"])
+        sequence = str(spec.get("sequence", "send"))
+        if sequence not in ("send", "stream") or (sequence == "stream" and not self.in_order):
+            raise ValueError(f"sequence must be 'send', or 'stream' with the in-order receiver, got {sequence!r}")
+        # §6.2: with the stream sequence, position k is global piece k (byte order).
+        self.stream = sequence == "stream"
         self.drop_expired = bool(spec.get("drop_expired", False))
         self.links = [Link(k, cfg) for k, cfg in enumerate(spec["links"])]
         # §1: subflows 0..P-1 are the paths, P..P+C-1 the cross flows.
@@ -613,6 +622,11 @@ class Simulator:
             self.blocks.append(blk)
             self.piece_index.extend((b, i) for i in range(blk.n_pieces))
         n_pieces = len(self.piece_index)
+        # §6.2 stream sequence: byte offset of each block in the stream.
+        self.block_offset = [0]
+        for blk in self.blocks:
+            self.block_offset.append(self.block_offset[-1] + blk.size)
+        self.abandoned: set[int] = set()  # global pieces that left the stream (§9)
         # §8 arrival lane: block indices in arrival order (rows are already sorted).
         self.arrival_lane: deque[int] = deque(range(len(self.blocks)))
 
@@ -788,19 +802,25 @@ class Simulator:
         blk.received[pkt.piece] = True
         self.piece_arrival_ns[blk.piece_off + pkt.piece] = t
         self.rbuf_used += pkt.size
-        # Deliver in sequence while the piece at position deliver_k has been received.
-        while self.deliver_k < len(self.dsn_order):
-            g = self.dsn_order[self.deliver_k]
+        self.deliver(t)
+
+    def deliver(self, t: int) -> None:
+        """§6.2: deliver in sequence while the piece at position deliver_k has been
+        received; with the stream sequence an abandoned piece is skipped."""
+        last = len(self.piece_index) if self.stream else len(self.dsn_order)
+        while self.deliver_k < last:
+            g = self.deliver_k if self.stream else self.dsn_order[self.deliver_k]
             b, i = self.piece_index[g]
             head = self.blocks[b]
-            if not head.received[i]:
+            if not head.received[i] and g not in self.abandoned:
                 return
             size = head.piece_size(i)
-            self.piece_delivery_ns[g] = t
-            self.rbuf_used -= size
             self.rcv_nxt += size
-            self.complete_bytes(head, size, t)
             self.deliver_k += 1
+            if head.received[i]:
+                self.piece_delivery_ns[g] = t
+                self.rbuf_used -= size
+                self.complete_bytes(head, size, t)
 
     # ----------------------------------------------------------------- §7 sendable
 
@@ -817,7 +837,13 @@ class Simulator:
             return False
         if blk.lost_pending_bytes > 0 and (not blk.cancelled or self.in_order):
             return True
-        return self.window_open() and not blk.cancelled and blk.unsent_bytes() > 0
+        if blk.cancelled or blk.unsent_bytes() == 0:
+            return False
+        if self.stream:
+            # §7 stream sequence: the next piece must end inside the receive window.
+            end = self.block_offset[blk.index] + blk.piece_offset(blk.next_new) + blk.piece_size(blk.next_new)
+            return end <= self.data_acked + self.rbuf_bytes
+        return self.window_open()
 
     def sendable_blocks(self) -> list[int]:
         return [blk.index for blk in self.blocks if self.sendable(blk)]
@@ -842,7 +868,11 @@ class Simulator:
             piece = blk.next_new
             blk.next_new += 1
             size = blk.piece_size(piece)
-            self.conn_next_dsn += size
+            if self.stream:
+                end = self.block_offset[b] + blk.piece_offset(piece) + size
+                self.conn_next_dsn = max(self.conn_next_dsn, end)
+            else:
+                self.conn_next_dsn += size
             g = blk.piece_off + piece
             self.dsn_order.append(g)
             self.piece_first_send_ns[g] = t
@@ -1063,12 +1093,19 @@ class Simulator:
             return  # already cancelled, or all bytes acknowledged: nothing to do
         blk.cancelled = True
         blk.cancel_ns = t
+        never_sent = range(blk.next_new, blk.n_pieces)
         blk.next_new = blk.n_pieces  # drop the never-sent pieces
         if not self.in_order:
             # The block-aware receiver empties the retransmission queue; the in-order
             # receiver keeps it (those pieces hold sequence positions).
             blk.retx_queue.clear()
             blk.lost_pending_bytes = 0
+        if self.stream and len(never_sent):
+            # §9 stream sequence: the never-sent pieces leave the stream; the receiver
+            # skips them and the sender learns the new data_ack at once.
+            self.abandoned.update(blk.piece_off + i for i in never_sent)
+            self.deliver(t)
+            self.data_acked = max(self.data_acked, self.rcv_nxt)
 
     def decide(self, j: int, t: int) -> int:
         view = DecisionView(self, t, j, self.decisions)

@@ -130,6 +130,7 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
     else:
         n_cross = draw(st.integers(1, 2)) if cross else 0
     crosses = [draw(subflows(n_links, mss, None, cross=True)) for _ in range(n_cross)]
+    chosen_receiver = receiver or draw(st.sampled_from(["block", "in_order"]))
     n = draw(st.integers(1, max_blocks))
     arrival = sorted(draw(st.lists(st.integers(0, 200 * MS), min_size=n, max_size=n)))
     size = draw(st.lists(st.integers(1, 30_000), min_size=n, max_size=n))
@@ -139,7 +140,8 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
         "header_bytes": header,
         "end_ns": draw(st.sampled_from([500 * MS, 3_000 * MS, 20_000 * MS])),
         "seed": draw(st.integers(0, 2**64 - 1)),
-        "receiver": receiver or draw(st.sampled_from(["block", "in_order"])),
+        "receiver": chosen_receiver,
+        "sequence": draw(st.sampled_from(["send", "stream"])) if chosen_receiver == "in_order" else "send",
         "rbuf_bytes": mss * draw(st.integers(1, 60)),
         "drop_expired": draw(st.booleans()),
         "links": links,

@@ -36,6 +36,7 @@ def trace_scenario(tmp: Path, name: str, content: str, fmt: str = "cooked") -> d
 def core_spec(**changes: Any) -> dict[str, Any]:
     spec = {
         "mss_bytes": 1448, "header_bytes": 0, "end_ns": 10**10, "seed": 1, "receiver": "block", "rbuf_bytes": 65536,
+        "sequence": "send",
         "links": [{"queue_bytes": 20_000, "bw_start_ns": np.array([0], np.int64),
                    "bw_rate_bps": np.array([10**6], np.int64), "bw_cycle_ns": 0}],
         "paths": [{
@@ -154,6 +155,8 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
      r"receiver.*'sack'"),
     ("receive buffer below a packet", lambda t: Scenario.from_dict(
         {**GOOD, "receiver": {"type": "in_order", "rbuf_bytes": 100}}), ScenarioError, r"receiver\.rbuf_bytes"),
+    ("unknown sequence", lambda t: Scenario.from_dict(
+        {**GOOD, "receiver": {"type": "in_order", "sequence": "random"}}), ScenarioError, r"receiver\.sequence.*'random'"),
     ("malformed YAML", lambda t: (t / "s.yaml").write_text("paths: [\n") and Scenario.from_yaml(t / "s.yaml"),
      ScenarioError, r"YAML"),
     ("unknown scenario name", lambda t: simulate("dams-rtt-41", "minrtt"), ScenarioError, r"dams-rtt-41"),
@@ -190,6 +193,9 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
     ("core: unknown receiver", lambda t: make_sim(core_spec(receiver="sack")), ValueError, r"sack"),
     ("core: in-order view with the block receiver", lambda t: idle_sim().view("piece_delivery_ns"), KeyError,
      r"in-order receiver"),
+    ("core: unknown sequence", lambda t: make_sim(core_spec(sequence="random")), ValueError, r"sequence.*random"),
+    ("core: stream sequence with the block receiver", lambda t: make_sim(core_spec(sequence="stream")), ValueError,
+     r"sequence.*in-order receiver"),
     ("core: apply with no decision", lambda t: idle_sim().apply(0), RuntimeError, r"no decision is pending"),
     ("core: cancel outside a decision", lambda t: idle_sim().cancel(0), RuntimeError, r"during a decision"),
     ("core: writable view", lambda t: np.asarray(idle_sim().view("srtt_ns")).__setitem__(0, 1), ValueError,

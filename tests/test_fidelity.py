@@ -149,3 +149,74 @@ def test_gilbert_elliott_losses_come_in_bursts_iid_do_not() -> None:
     iid_lost, iid_bursts = run(0.005 / 0.105)
     assert ge_lost == pytest.approx(iid_lost, rel=0.15)  # same long-run rate
     assert ge_lost / ge_bursts > 5 * iid_lost / iid_bursts
+
+
+def stream_scenario(rbuf_bytes: int, n_blocks: int = 4) -> dict[str, Any]:
+    """Two ideal 8 Mbit/s paths (1000 B = 1 ms), one-way delays 5 and 50 ms; blocks of one
+    packet, all at t = 0; the in-order receiver with the stream sequence."""
+    return {
+        "name": "stream",
+        "duration_s": 0.5,
+        "transport": {"mss_bytes": 1000, "header_bytes": 0},
+        "receiver": {"type": "in_order", "rbuf_bytes": rbuf_bytes, "sequence": "stream"},
+        "paths": [{"bandwidth": 8.0, "one_way_delay_ms": 5, "cc": "ideal"},
+                  {"bandwidth": 8.0, "one_way_delay_ms": 50, "cc": "ideal"}],
+        "workload": {"type": "explicit", "blocks": [
+            {"arrival_ms": 0, "size_bytes": 1000, "deadline_ms": 400} for _ in range(n_blocks)]},
+    }
+
+
+class SlowPathTakesTheLast:
+    """Path 1 (slow) sends the last sendable block, path 0 the first: out of order."""
+
+    name = "slow-takes-last"
+
+    def decide(self, obs: Observation) -> int:
+        blocks = obs.sendable()
+        return int(blocks[-1] if obs.path == 1 else blocks[0])
+
+
+def test_stream_sequence_lets_a_scheduler_send_ahead_on_the_slow_path() -> None:
+    """At 0 ms path 0 sends block 0 (arrives 6 ms) and the slow path block 3 (51 ms); at
+    1 ms path 0 sends block 1 (7 ms) and the slow path block 2 (52 ms).
+
+    Stream sequence (byte order 0, 1, 2, 3): blocks 0 and 1 are delivered on arrival,
+    block 3 waits for block 2: completions 6, 7, 52, 52 ms. Positions given at first
+    send (0, 3, 1, 2): block 1 waits behind block 3: 6, 51, 52, 51 ms.
+    """
+    ms = 1_000_000
+    r = simulate(stream_scenario(100_000), SlowPathTakesTheLast())
+    assert list(r.blocks["completion_ns"]) == [6 * ms, 7 * ms, 52 * ms, 52 * ms]
+    assert list(r.pieces["piece"]) == [0, 1, 2, 3]  # sequence order = byte order
+    assert r.summary["max_blocking_s"] == 0.001
+    send = simulate({**stream_scenario(100_000), "receiver": {"type": "in_order", "rbuf_bytes": 100_000}},
+                    SlowPathTakesTheLast())
+    assert list(send.blocks["completion_ns"]) == [6 * ms, 51 * ms, 52 * ms, 51 * ms]
+    assert list(send.pieces["piece"]) == [0, 3, 1, 2]
+
+
+def test_stream_sequence_window_is_per_block() -> None:
+    """rbuf 2000 B: only blocks 0 and 1 fit the window at first. The slow path may not
+    send ahead to block 3; it takes block 1, and block 2 waits for data_ack = 1000."""
+    r = simulate(stream_scenario(2000), SlowPathTakesTheLast())
+    ms = 1_000_000
+    first_send = [int(x) for x in r.blocks["first_send_ns"]]
+    assert first_send[:2] == [0, 0]
+    assert min(first_send[2:]) >= 11 * ms  # after block 0's acknowledgement (5 + 5 ms, + 1 ms service)
+    assert r.summary["max_rbuf_bytes"] <= 2000
+
+
+def test_stream_sequence_skips_the_unsent_bytes_of_a_cancelled_block() -> None:
+    class CancelFirst:
+        name = "cancel-first"
+
+        def decide(self, obs: Observation) -> int:
+            if not obs.cancelled[0]:
+                obs.cancel(0)
+            return int(obs.sendable()[0])
+
+    r = simulate(stream_scenario(100_000, n_blocks=2), CancelFirst())
+    assert list(r.blocks["cancelled"]) == [True, False]
+    assert int(r.blocks.loc[1, "completion_ns"]) == 6_000_000  # not held up by block 0
+    with pytest.raises(Exception, match="sequence"):
+        Scenario.from_dict({**stream_scenario(100_000), "receiver": {"type": "block", "sequence": "stream"}})

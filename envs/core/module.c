@@ -370,13 +370,18 @@ static Py_ssize_t sequence_arg(PyObject *seq, const char *what, Py_ssize_t least
 static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     SimObject *self = (SimObject *)obj;
     static char *kwlist[] = {"mss_bytes", "header_bytes", "end_ns", "seed", "receiver", "rbuf_bytes", "links",
-                             "paths", "cross", "blocks", "drop_expired", NULL};
+                             "paths", "cross", "blocks", "drop_expired", "sequence", NULL};
     long long mss, header, end_ns, rbuf;
     PyObject *seed_obj, *receiver, *links, *paths, *cross, *blocks;
     int drop_expired = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOLOOOO|p", kwlist, &mss, &header, &end_ns, &seed_obj, &receiver,
-                                     &rbuf, &links, &paths, &cross, &blocks, &drop_expired))
+    const char *sequence = "send";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOLOOOO|ps", kwlist, &mss, &header, &end_ns, &seed_obj,
+                                     &receiver, &rbuf, &links, &paths, &cross, &blocks, &drop_expired, &sequence))
         return -1;
+    if (strcmp(sequence, "send") != 0 && strcmp(sequence, "stream") != 0) {
+        PyErr_Format(PyExc_ValueError, "sequence: '%s' is not 'send' or 'stream'", sequence);
+        return -1;
+    }
     if (self->sim) {
         PyErr_SetString(PyExc_RuntimeError, "Sim is already initialized");
         return -1;
@@ -393,6 +398,7 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     cfg.end_ns = (int64_t)end_ns;
     cfg.rbuf_bytes = (int64_t)rbuf;
     cfg.drop_expired = drop_expired;
+    cfg.stream_sequence = strcmp(sequence, "stream") == 0;
     if (as_uint64(seed_obj, "seed", &cfg.seed) != 0) return -1;
     {
         PyObject *holder = Py_BuildValue("{sO}", "receiver", receiver);
@@ -831,6 +837,7 @@ SIM_GETTER(rbuf_bytes, PyLong_FromLongLong(s->rbuf_bytes))
 SIM_GETTER(data_acked, PyLong_FromLongLong(s->data_acked))
 SIM_GETTER(conn_next_dsn, PyLong_FromLongLong(s->conn_next_dsn))
 SIM_GETTER(drop_expired, PyBool_FromLong(s->drop_expired))
+SIM_GETTER(sequence, PyUnicode_FromString(s->stream_seq ? "stream" : "send"))
 SIM_GETTER(n_blocks, PyLong_FromLong(s->n_blocks))
 SIM_GETTER(n_paths, PyLong_FromLong(s->n_paths))
 SIM_GETTER(mss_bytes, PyLong_FromLong(s->mss))
@@ -860,6 +867,8 @@ static PyGetSetDef Sim_getset[] = {
     {"data_acked", Sim_get_data_acked, NULL, "Largest data_ack the sender has received (section 7).", NULL},
     {"conn_next_dsn", Sim_get_conn_next_dsn, NULL, "Bytes of pieces sent at least once (section 7).", NULL},
     {"drop_expired", Sim_get_drop_expired, NULL, "Whether expired blocks are cancelled before each round.", NULL},
+    {"sequence", Sim_get_sequence, NULL,
+     "In-order receiver: 'send' (positions in first-transmission order) or 'stream' (byte order).", NULL},
     {"mss_bytes", Sim_get_mss_bytes, NULL, "Largest packet payload [bytes].", NULL},
     {"end_ns", Sim_get_end_ns, NULL, "Horizon [ns].", NULL},
     {"pending_path", Sim_get_pending_path, NULL, "Path of the pending decision, or -1.", NULL},

@@ -8,7 +8,9 @@
  * state a Python policy sees through mpsched.envs.Observation: blocks (s->blk and the
  * cold per-block arrays, for indices below s->n_arrived), paths (s->paths[0..n_paths),
  * including can_send, srtt_ns, rttvar_ns, cwnd_bytes, inflight_bytes, recovery, rate_bps
- * and link_rate_bps), the sendable set and s->now; it may cancel blocks (mps_cancel).
+ * and link_rate_bps), the sendable set, the blocks with bytes to send whatever the
+ * receive window (s->todo_set, = Observation.remaining_bytes > 0) and s->now; it may
+ * cancel blocks (mps_cancel).
  */
 #ifndef MPSCHED_POLICY_H
 #define MPSCHED_POLICY_H

@@ -36,6 +36,12 @@ static inline int32_t piece_size(const mps_sim *s, const mps_block *k, int32_t i
     return i < n - 1 ? s->mss : k->size_bytes - (n - 1) * s->mss;
 }
 
+/* Offset of the end of piece i within its block. */
+static inline int64_t piece_end(const mps_sim *s, const mps_block *k, int32_t i) {
+    const int64_t end = (int64_t)(i + 1) * s->mss;
+    return end < k->size_bytes ? end : k->size_bytes;
+}
+
 static void fail(mps_sim *s, int code, const char *msg) {
     if (!s->error) {
         s->error = code;
@@ -155,6 +161,8 @@ int mps_config_check(const mps_config *c, char *err, size_t errlen) {
           (long long)c->end_ns);
     CHECK(c->receiver == MPS_RECEIVER_BLOCK || c->receiver == MPS_RECEIVER_IN_ORDER,
           "receiver: %d is not a known receiver", c->receiver);
+    CHECK(!c->stream_sequence || c->receiver == MPS_RECEIVER_IN_ORDER,
+          "sequence: 'stream' needs the in-order receiver");
     CHECK(c->rbuf_bytes >= c->mss_bytes && c->rbuf_bytes <= (INT64_C(1) << 50),
           "rbuf_bytes: %lld is outside [mss_bytes, 2^50]", (long long)c->rbuf_bytes);
     CHECK(c->n_links >= 1 && c->n_links <= MPS_MAX_LINKS, "links: %d links given; 1 to %d are supported", c->n_links,
@@ -274,6 +282,7 @@ mps_sim *mps_sim_create(const mps_config *c) {
     s->receiver = c->receiver;
     s->rbuf_bytes = c->rbuf_bytes;
     s->drop_expired = c->drop_expired != 0;
+    s->stream_seq = c->stream_sequence != 0 && c->receiver == MPS_RECEIVER_IN_ORDER;
     s->end_ns = c->end_ns;
     s->seed = c->seed;
     const int32_t n = c->n_blocks, P = c->n_paths;
@@ -303,6 +312,11 @@ mps_sim *mps_sim_create(const mps_config *c) {
     ALLOC(s->piece_state, s->n_pieces);
     ALLOC(s->piece_received, s->n_pieces);
     ALLOC(s->piece_next_lost, s->n_pieces);
+    if (s->stream_seq) {
+        ALLOC(s->blk_off, (int64_t)n + 1);
+        s->blk_off[0] = 0;
+        for (int32_t b = 0; b < n; b++) s->blk_off[b + 1] = s->blk_off[b] + s->blk[b].size_bytes;
+    }
     if (s->receiver == MPS_RECEIVER_IN_ORDER) {
         ALLOC(s->dsn_order, s->n_pieces);
         ALLOC(s->piece_arrival_ns, s->n_pieces);
@@ -314,6 +328,8 @@ mps_sim *mps_sim_create(const mps_config *c) {
     ALLOC(s->new_set.dl_bits, s->n_words);
     ALLOC(s->lost_set.bits, s->n_words);
     ALLOC(s->lost_set.dl_bits, s->n_words);
+    ALLOC(s->todo_set.bits, s->n_words);
+    ALLOC(s->todo_set.dl_bits, s->n_words);
     ALLOC(s->dl_order, n);
     ALLOC(s->dl_sorted, n);
     for (int32_t b = 0; b < n; b++) s->dl_order[b] = b;
@@ -390,6 +406,7 @@ void mps_sim_free(mps_sim *s) {
     free(s->piece_received);
     free(s->piece_next_lost);
     free(s->dsn_order);
+    free(s->blk_off);
     free(s->piece_arrival_ns);
     free(s->piece_delivery_ns);
     free(s->piece_first_send_ns);
@@ -397,6 +414,8 @@ void mps_sim_free(mps_sim *s) {
     free(s->new_set.dl_bits);
     free(s->lost_set.bits);
     free(s->lost_set.dl_bits);
+    free(s->todo_set.bits);
+    free(s->todo_set.dl_bits);
     free(s->dl_order);
     free(s->dl_sorted);
     for (int l = 0; l < MPS_MAX_LINKS; l++) {
@@ -451,6 +470,8 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->new_set.dl_bits, 0, words);
     memset(s->lost_set.bits, 0, words);
     memset(s->lost_set.dl_bits, 0, words);
+    memset(s->todo_set.bits, 0, words);
+    memset(s->todo_set.dl_bits, 0, words);
     s->low_word = s->n_words;
     s->n_new_or_lost = s->n_lost = 0;
     s->window_open = 1;
@@ -458,6 +479,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     s->dl_hi_word = -1;
     s->conn_next_dsn = s->data_acked = s->rcv_nxt = s->rbuf_used = 0;
     s->n_dsn = s->deliver_k = 0;
+    s->win_k = 0;
 
     for (int l = 0; l < s->n_links; l++) {
         mps_link *k = &s->links[l];
@@ -538,7 +560,11 @@ static void update_sendable(mps_sim *s, int32_t b) {
     const mps_block *k = &s->blk[b];
     const uint32_t f = k->flags;
     const int arrived = (f & MPS_BLK_ARRIVED) != 0, cancelled = (f & MPS_BLK_CANCELLED) != 0;
-    const int want_new = arrived && !cancelled && k->unsent_bytes > 0;
+    const int want_todo = arrived && (k->unsent_bytes > 0 || k->lost_pending_bytes > 0);
+    set_member(s, &s->todo_set, b, k->dl_rank, want_todo);
+    int want_new = arrived && !cancelled && k->unsent_bytes > 0;
+    if (want_new && s->stream_seq) /* 7: the next piece must end inside the receive window */
+        want_new = s->blk_off[b] + piece_end(s, k, k->next_new) <= s->data_acked + s->rbuf_bytes;
     const int want_lost =
         arrived && k->lost_pending_bytes > 0 && (!cancelled || s->receiver == MPS_RECEIVER_IN_ORDER);
     const int32_t w = b >> 6;
@@ -549,9 +575,18 @@ static void update_sendable(mps_sim *s, int32_t b) {
     s->n_new_or_lost += (want_new || want_lost) - was_any;
 }
 
+/* 7: the receive window after conn_next_dsn or data_acked changed. With the stream
+ * sequence the window is per block (update_sendable): blocks that start below the new
+ * edge and were not wholly inside the old one are looked at again. */
 static void update_window(mps_sim *s) {
-    if (s->receiver == MPS_RECEIVER_IN_ORDER)
+    if (s->receiver != MPS_RECEIVER_IN_ORDER) return;
+    if (!s->stream_seq) {
         s->window_open = s->conn_next_dsn + s->mss <= s->data_acked + s->rbuf_bytes;
+        return;
+    }
+    const int64_t edge = s->data_acked + s->rbuf_bytes;
+    for (int32_t b = s->win_k; b < s->n_blocks && s->blk_off[b] < edge; b++) update_sendable(s, b);
+    while (s->win_k < s->n_blocks && s->blk_off[s->win_k + 1] <= edge) s->win_k++;
 }
 
 int32_t mps_first_sendable(mps_sim *s) {
@@ -717,11 +752,13 @@ static void complete_bytes(mps_sim *s, int32_t b, int32_t size, int64_t t) {
     }
 }
 
-/* 6.2: deliver in sequence every piece that can be. */
+/* 6.2: deliver in sequence every piece that can be; with the stream sequence, skip
+ * abandoned pieces. */
 static void deliver_in_order(mps_sim *s, int64_t t) {
-    while (s->deliver_k < s->n_dsn) {
-        const int32_t g = s->dsn_order[s->deliver_k];
-        if (!s->piece_received[g]) break;
+    const int64_t last = s->stream_seq ? s->n_pieces : s->n_dsn;
+    while (s->deliver_k < last) {
+        const int32_t g = s->stream_seq ? (int32_t)s->deliver_k : s->dsn_order[s->deliver_k];
+        if (!s->piece_received[g] && s->piece_state[g] != MPS_PIECE_ABANDONED) break;
         /* the block of piece g: the largest b with piece_off <= g; pieces were numbered in
          * block order, so a binary search over the block records finds it */
         int32_t lo = 0, hi = s->n_blocks;
@@ -733,11 +770,12 @@ static void deliver_in_order(mps_sim *s, int64_t t) {
                 hi = mid;
         }
         const int32_t size = piece_size(s, &s->blk[lo], g - s->blk[lo].piece_off);
+        s->rcv_nxt += size;
+        s->deliver_k++;
+        if (!s->piece_received[g]) continue; /* abandoned: nothing to hand over */
         s->piece_delivery_ns[g] = t;
         s->rbuf_used -= size;
-        s->rcv_nxt += size;
         complete_bytes(s, lo, size, t);
-        s->deliver_k++;
     }
 }
 
@@ -873,7 +911,12 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
         g = k->piece_off + piece;
         size = piece_size(s, k, piece);
         k->unsent_bytes -= size;
-        s->conn_next_dsn += size;
+        if (s->stream_seq) {
+            const int64_t end = s->blk_off[b] + piece_end(s, k, piece);
+            if (end > s->conn_next_dsn) s->conn_next_dsn = end;
+        } else {
+            s->conn_next_dsn += size;
+        }
         if (s->receiver == MPS_RECEIVER_IN_ORDER) {
             s->dsn_order[s->n_dsn++] = g;
             s->piece_first_send_ns[g] = s->now;
@@ -1115,7 +1158,7 @@ static void publish_path_state(mps_sim *s) {
  * and waiting) whose deadline is before now, in deadline order. */
 static void expire_blocks(mps_sim *s) {
     for (int32_t w = 0; w <= s->dl_hi_word; w++) {
-        uint64_t x = s->new_set.dl_bits[w] | s->lost_set.dl_bits[w];
+        uint64_t x = s->todo_set.dl_bits[w];
         while (x) {
             const int32_t rank = w * 64 + __builtin_ctzll(x);
             x &= x - 1;
@@ -1205,6 +1248,7 @@ int mps_cancel(mps_sim *s, int32_t b) {
     if (k->flags & (MPS_BLK_CANCELLED | MPS_BLK_ACKED)) return 0;
     k->flags |= MPS_BLK_CANCELLED;
     s->cancel_ns[b] = s->now;
+    const int32_t first_unsent = k->next_new;
     k->next_new = piece_count(s, k);
     k->unsent_bytes = 0;
     if (s->receiver == MPS_RECEIVER_BLOCK) {
@@ -1212,6 +1256,16 @@ int mps_cancel(mps_sim *s, int32_t b) {
         k->lost_pending_bytes = 0;
     }
     update_sendable(s, b);
+    if (s->stream_seq && first_unsent < k->next_new) {
+        /* 9: the never-sent pieces leave the stream; the receiver skips them and its
+         * answer reaches the sender at once (a forward-TSN notice without delay) */
+        for (int32_t i = first_unsent; i < k->next_new; i++) s->piece_state[k->piece_off + i] = MPS_PIECE_ABANDONED;
+        deliver_in_order(s, s->now);
+        if (s->rcv_nxt > s->data_acked) {
+            s->data_acked = s->rcv_nxt;
+            update_window(s);
+        }
+    }
     return 0;
 }
 

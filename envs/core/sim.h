@@ -46,7 +46,14 @@ enum mps_recovery { MPS_REC_NONE = 0, MPS_REC_FAST = 1, MPS_REC_RTO = 2 };
 /* State of a sent packet's record at the sender (7). */
 enum mps_rec_state { MPS_REC_OUT = 0, MPS_REC_HOLE = 1, MPS_REC_ACKED = 2, MPS_REC_LOST = 3 };
 /* Sender state of a piece (7). */
-enum mps_piece_state { MPS_PIECE_UNSENT = 0, MPS_PIECE_OUT = 1, MPS_PIECE_LOST = 2, MPS_PIECE_ACKED = 3 };
+/* ABANDONED: never sent, of a block cancelled with the stream-sequence receiver (6.2) */
+enum mps_piece_state {
+    MPS_PIECE_UNSENT = 0,
+    MPS_PIECE_OUT = 1,
+    MPS_PIECE_LOST = 2,
+    MPS_PIECE_ACKED = 3,
+    MPS_PIECE_ABANDONED = 4
+};
 
 /* Block flags. */
 #define MPS_BLK_ARRIVED 1u
@@ -96,6 +103,7 @@ typedef struct {
     uint64_t seed;
     int32_t receiver; /* enum mps_receiver */
     int64_t rbuf_bytes;
+    int32_t stream_sequence; /* in-order receiver: sequence = the application's byte order (6.2) */
     int32_t drop_expired; /* cancel blocks whose deadline has passed before each round (9) */
     int32_t n_links;
     mps_link_config links[MPS_MAX_LINKS];
@@ -258,6 +266,9 @@ struct mps_sim {
     uint64_t seed;
     int64_t n_pieces;
     int32_t drop_expired;
+    int32_t stream_seq;
+    int64_t *blk_off; /* stream sequence: byte offset of each block in the stream, n_blocks + 1 */
+    int32_t win_k;    /* stream sequence: first block not wholly inside the receive window */
 
     mps_block *blk;
     /* cold per-block arrays */
@@ -272,6 +283,9 @@ struct mps_sim {
     /* Sendable blocks (7): those with new bytes (arrived, not cancelled, unsent > 0) and
      * those with bytes to retransmit; new ones count only while the window is open. */
     mps_blockset new_set, lost_set;
+    /* Blocks with bytes to send whatever the receive window: arrived, and never-sent
+     * pieces left or lost ones waiting (the sender buffer policies plan over). */
+    mps_blockset todo_set;
     int32_t n_words, low_word;
     int32_t n_new_or_lost, n_lost;
     int32_t window_open;

@@ -1,6 +1,7 @@
 """Write one episode of a scenario in the text format read by episode_main.c.
 
 usage: python dump_episode.py SCENARIO SEED OUT [--cc NAME] [--loss P] [--duration S] [--drop-expired]
+                              [--stream-sequence]
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ def main() -> None:
     ap.add_argument("--loss", type=float, help="override every path's loss rate")
     ap.add_argument("--duration", type=float, help="override the duration [s]")
     ap.add_argument("--drop-expired", action="store_true", help="cancel blocks once their deadline has passed")
+    ap.add_argument("--stream-sequence", action="store_true",
+                    help="in-order receiver with sequence positions in the application's byte order")
     args = ap.parse_args()
     d = scenarios.resolve(args.scenario).to_dict()
     for p in d["paths"]:
@@ -30,6 +33,8 @@ def main() -> None:
             p["loss"] = args.loss
     if args.duration:
         d["duration_s"] = args.duration
+    if args.stream_sequence:
+        d["receiver"] = {**d["receiver"], "sequence": "stream"}
     ep = build_episode(scenarios.resolve(d), args.seed)
     c = ep.core_inputs(drop_expired=args.drop_expired)
     codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "iid": 0, "gilbert_elliott": 1,
@@ -38,7 +43,7 @@ def main() -> None:
     with open(args.out, "w") as f:
         f.write(" ".join(str(x) for x in (
             c["mss_bytes"], c["header_bytes"], c["end_ns"], c["seed"], codes[c["receiver"]], c["rbuf_bytes"],
-            int(c["drop_expired"]), len(c["links"]), len(c["paths"]), len(c["cross"]), len(b["arrival_ns"]),
+            int(c["sequence"] == "stream"), int(c["drop_expired"]), len(c["links"]), len(c["paths"]), len(c["cross"]), len(b["arrival_ns"]),
         )) + "\n")
         for link in c["links"]:
             f.write(f"{link['queue_bytes']} {link['bw_cycle_ns']} {len(link['bw_start_ns'])}\n")

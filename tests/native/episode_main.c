@@ -68,9 +68,10 @@ static int read_config(const char *path, mps_config *c) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     memset(c, 0, sizeof *c);
-    int64_t mss, header, receiver, drop_expired, n_links, n_paths, n_cross, n_blocks;
+    int64_t mss, header, receiver, stream_sequence, drop_expired, n_links, n_paths, n_cross, n_blocks;
     if (read_i64(f, &mss) || read_i64(f, &header) || read_i64(f, &c->end_ns) || read_u64(f, &c->seed) ||
-        read_i64(f, &receiver) || read_i64(f, &c->rbuf_bytes) || read_i64(f, &drop_expired) ||
+        read_i64(f, &receiver) || read_i64(f, &c->rbuf_bytes) || read_i64(f, &stream_sequence) ||
+        read_i64(f, &drop_expired) ||
         read_i64(f, &n_links) || read_i64(f, &n_paths) ||
         read_i64(f, &n_cross) || read_i64(f, &n_blocks) || n_links < 1 || n_links > MPS_MAX_LINKS || n_paths < 1 ||
         n_paths > MPS_MAX_PATHS || n_cross < 0 || n_cross > MPS_MAX_CROSS || n_blocks < 1)
@@ -78,6 +79,7 @@ static int read_config(const char *path, mps_config *c) {
     c->mss_bytes = (int32_t)mss;
     c->header_bytes = (int32_t)header;
     c->receiver = (int32_t)receiver;
+    c->stream_sequence = (int32_t)stream_sequence;
     c->drop_expired = (int32_t)drop_expired;
     c->n_links = (int32_t)n_links;
     c->n_paths = (int32_t)n_paths;

@@ -24,6 +24,7 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 "$python" "$here/dump_episode.py" dams-dynamic-2-rtt-80 1 "$work/ideal.txt" --cc ideal --loss 0.02
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 2 "$work/cubic.txt" --cc cubic --loss 0.01
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 3 "$work/rich.txt"
+"$python" "$here/dump_episode.py" "$here/rich.yaml" 5 "$work/stream.txt" --stream-sequence --drop-expired
 "$python" "$here/dump_episode.py" dams-dynamic-1-rtt-40 4 "$work/expiring.txt" --drop-expired --duration 10
 flags=(-std=c11 -g -Wall -Wextra -Wno-unused-parameter -I"$src")
 gcc -O1 "${flags[@]}" -o "$work/episode_main" "$here/episode_main.c" "${sources[@]}" -lm
@@ -38,11 +39,12 @@ runs=(
     "rich.txt run minrtt"
     "rich.txt run rr"
     "rich.txt step 8 8 3 30000"
+    "stream.txt step 8 8 2 20000"
     "expiring.txt run minrtt"
 )
 # every native baseline with its default parameters, on the rich and the overloaded episode
 while read -r policy; do
-    runs+=("rich.txt run $policy" "newreno.txt run $policy")
+    runs+=("rich.txt run $policy" "stream.txt run $policy" "newreno.txt run $policy")
 done < <("$python" "$here/native_policies.py")
 for r in "${runs[@]}"; do
     read -r -a args <<<"$r"

@@ -334,7 +334,7 @@ static int32_t decide_edf(mps_sim *s, mps_policy *pol, int j, const dams_mode *m
     /* the sender buffer by deadline rank; blocks past their deadline are cancelled */
     int need = 0, n = 0;
     for (int32_t w = 0; w <= s->dl_hi_word; w++) {
-        uint64_t x = s->new_set.dl_bits[w] | s->lost_set.dl_bits[w];
+        uint64_t x = s->todo_set.dl_bits[w];
         while (x) {
             const int32_t b = s->dl_order[w * 64 + __builtin_ctzll(x)];
             x &= x - 1;
@@ -377,7 +377,7 @@ static int32_t decide_fifo(mps_sim *s, mps_policy *pol, int j, const dams_mode *
     read_paths(s, m, rate, owd, q, owd_order);
     int32_t head = -1;
     for (int32_t w = s->low_word; w < s->n_words && head < 0; w++) {
-        const uint64_t x = s->new_set.bits[w] | s->lost_set.bits[w];
+        const uint64_t x = s->todo_set.bits[w];
         if (x) head = w * 64 + __builtin_ctzll(x);
     }
     if (head < 0) return MPS_WAIT;
