@@ -44,19 +44,6 @@ void mps_policy_free(mps_policy *pol) {
     pol->def = NULL;
 }
 
-void mps_cancel_expired_sendable(mps_sim *s) {
-    for (int32_t w = 0; w <= s->dl_hi_word; w++) {
-        uint64_t x = mps_sendable_rank_word(s, w);
-        while (x) {
-            const int32_t rank = w * 64 + __builtin_ctzll(x);
-            x &= x - 1;
-            if (s->dl_sorted[rank] >= s->now) return;
-            const int32_t b = s->dl_order[rank];
-            if (!(s->blk[b].flags & MPS_BLK_CANCELLED)) mps_cancel(s, b);
-        }
-    }
-}
-
 int32_t mps_earliest_deadline_sendable(const mps_sim *s) {
     for (int32_t w = 0; w <= s->dl_hi_word; w++) {
         const uint64_t x = mps_sendable_rank_word(s, w);

@@ -43,9 +43,6 @@ void mps_policy_free(mps_policy *pol);
 
 /* Helpers shared by the families. */
 
-/* Cancels every sendable block that is not cancelled and whose deadline is before now
- * (what deadline-aware schedulers do before choosing). */
-void mps_cancel_expired_sendable(mps_sim *s);
 /* The sendable block with the earliest (deadline, index), or -1. */
 int32_t mps_earliest_deadline_sendable(const mps_sim *s);
 /* Ready path with the smallest (srtt, index) (the MinRTT choice), or -1 if none. */

@@ -1154,11 +1154,9 @@ static void publish_path_state(mps_sim *s) {
     }
 }
 
-/* drop_expired (9): cancels every block with bytes to send (never sent, or declared lost
- * and waiting) whose deadline is before now, in deadline order. */
-static void expire_blocks(mps_sim *s) {
+void mps_cancel_expired(mps_sim *s, int sendable_only) {
     for (int32_t w = 0; w <= s->dl_hi_word; w++) {
-        uint64_t x = s->todo_set.dl_bits[w];
+        uint64_t x = sendable_only ? mps_sendable_rank_word(s, w) : s->todo_set.dl_bits[w];
         while (x) {
             const int32_t rank = w * 64 + __builtin_ctzll(x);
             x &= x - 1;
@@ -1218,7 +1216,7 @@ int mps_next_decision(mps_sim *s) {
             cross_send(s);
             if (s->error) return -2;
         }
-        if (s->drop_expired) expire_blocks(s);
+        if (s->drop_expired) mps_cancel_expired(s, 0); /* 9: drop_expired */
         s->in_rounds = 1;
         s->round_j = 0;
         s->sent_any = 0;

@@ -341,6 +341,10 @@ int mps_apply(mps_sim *s, int32_t block);
 /* Cancels a block during a decision (section 9). Returns 0 or -1 if the block has not
  * arrived or does not exist. */
 int mps_cancel(mps_sim *s, int32_t block);
+/* Cancels, in deadline order, every block that is not cancelled, whose deadline is before
+ * now and that is sendable (sendable_only) or has bytes to send whatever the receive
+ * window (otherwise: drop_expired, section 9). */
+void mps_cancel_expired(mps_sim *s, int sendable_only);
 /* Runs a whole episode with a native policy. Returns 0 or -2 on an error. */
 int mps_run(mps_sim *s, mps_policy *policy);
 

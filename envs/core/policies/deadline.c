@@ -14,7 +14,7 @@ static int minrtt_defers(const mps_sim *s, int j) {
 /* EDF: the sendable block with the earliest deadline; expired blocks are cancelled. */
 static int32_t edf_decide(mps_sim *s, mps_policy *pol, int j) {
     if (minrtt_defers(s, j)) return MPS_WAIT;
-    mps_cancel_expired_sendable(s);
+    mps_cancel_expired(s, 1);
     const int32_t b = mps_earliest_deadline_sendable(s);
     return b < 0 ? MPS_WAIT : b;
 }
@@ -26,7 +26,7 @@ const mps_policy_def mps_policy_edf = {"edf", 0, NULL, NULL, edf_decide};
  * with w = param[0] (priority_weight), ties to the lower index. */
 static int32_t dtp_decide(mps_sim *s, mps_policy *pol, int j) {
     if (minrtt_defers(s, j)) return MPS_WAIT;
-    mps_cancel_expired_sendable(s);
+    mps_cancel_expired(s, 1);
     const double w = pol->param[0];
     int32_t max_priority = 0;
     for (int32_t wd = 0; wd < s->n_words; wd++)
