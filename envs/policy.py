@@ -109,6 +109,13 @@ class Observation:
         return self._sim.receiver == "in_order"
 
     @property
+    def stream_sequence(self) -> bool:
+        """Whether the in-order receiver numbers data in the application's byte order
+        (``sequence: stream``, section 6.2): block ``b``'s bytes hold their positions
+        whenever they are sent, so later blocks may go out first (C: ``s->stream_seq``)."""
+        return self._sim.sequence == "stream"
+
+    @property
     def rbuf_bytes(self) -> int:
         """Receive buffer of the in-order receiver (the connection's receive window)."""
         return self._sim.rbuf_bytes

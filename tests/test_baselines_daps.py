@@ -1,12 +1,12 @@
 """DAPS (seed 003, Algorithm 3, eqs. (5)-(6)) on hand-computed episodes, and against
 blind round-robin on the paper's Table II cases with a receive buffer below Rbuf_min.
 
-The paper measures up to 77 % less receive-buffer occupancy with DAPS (Sec. IV, 9 to 2
-packets). Here the reduction is 6 to 14 % in those cases: the in-order receiver numbers
-pieces in the order they are first sent, so the fast path's packets sent while a slow
-packet is in flight still follow it in sequence and wait for it (over 90 % of the fast
-path's packets wait, under either scheduler), where DAPS in ns-2 gave the slow path
-sequence numbers beyond the ones the fast path was about to send.
+With the in-order receiver's stream sequence (positions in byte order) DAPS sends later
+blocks ahead on the slow path, as the paper's schedule does; with the send sequence
+(positions as data first leaves) it cannot. The paper measures up to 77 % less
+receive-buffer occupancy with DAPS (Sec. IV, 9 to 2 packets); here it is lower in every
+case but by far less, most of the occupancy in these cases being data held up by
+retransmissions (the fast path's 2.5 kB queue drops packets every few round trips).
 """
 
 from __future__ import annotations
@@ -137,6 +137,76 @@ def test_a_looser_rtt_tolerance_keeps_the_schedule() -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# The stream sequence: ideal 8 Mbit/s paths (1000 B = 1 ms, a path can send whenever its
+# link is idle), one-way delays 10 and 50 ms (RTT 20 and 100: eta = 5), twelve one-packet
+# blocks at 150 ms, when the first samples (unchanged RTTs, no windows) are stable. A fast
+# packet sent at t arrives at t + 11 ms, a slow one at t + 51 ms; an acknowledgement takes
+# the reverse delay.
+# ---------------------------------------------------------------------------------------
+
+
+def stream_scenario(rbuf_bytes: int, sequence: str = "stream") -> dict[str, Any]:
+    return {
+        "duration_s": 0.6,
+        "transport": {"mss_bytes": 1000, "header_bytes": 0},
+        "receiver": {"type": "in_order", "rbuf_bytes": rbuf_bytes, "sequence": sequence},
+        "paths": [{"bandwidth": 8.0, "one_way_delay_ms": d, "cc": "ideal"} for d in FAST_SLOW],
+        "workload": {"type": "explicit", "blocks": packets(150, 12)},
+    }
+
+
+def ms_list(column: Any) -> list[float]:
+    return [int(x) / 1e6 for x in column]
+
+
+def test_stream_sequence_slow_path_sends_ahead() -> None:
+    """Each ms both links are idle: a schedule. 150 ms: the fast path's run is the next
+    eta = 5 blocks, 0-4 (an ideal path's free window of one packet does not cap it), the
+    slow path's the next one (its free window): block 5, sent at once, ahead of blocks
+    1-4. 151 ms: blocks with bytes to send 1-4, 6, 7, ...: the fast run holds 1-4 and 6,
+    the slow run block 7; then 152: 2 and 9, 153: 3 and 11. 154 ms: four blocks left
+    (4, 6, 8, 10), fewer than eta: all the fast path's, and the slow path alone waits.
+
+    Fast: 0-4 at 150-154, 6, 8, 10 at 155-157; slow: 5, 7, 9, 11 at 150-153. Arrivals
+    161-165 (0-4), 201-204 (5, 7, 9, 11), 166-168 (6, 8, 10): 6 waits for 5, 8 for 7, 10 for
+    9. With the send sequence the same paths take positions alternately (min(eta, 1) = 1
+    slot each), so the fast path's blocks 2, 4, ... wait behind the slow path's 1, 3, ...
+    """
+    r = simulate(stream_scenario(100_000), "daps")
+    assert path_sequence(r) == "00000" "1010101"
+    assert ms_list(r.blocks["first_send_ns"]) == [150, 151, 152, 153, 154, 150, 155, 151, 156, 152, 157, 153]
+    assert ms_list(r.blocks["completion_ns"]) == [161, 162, 163, 164, 165, 201, 201, 202, 202, 203, 203, 204]
+    send = simulate(stream_scenario(100_000, "send"), "daps")
+    assert path_sequence(send) == "01" * 6
+    assert path_sequence(simulate(stream_scenario(100_000), "blind-rr")) == "01" * 6
+    assert r.summary["mean_blocking_s"] < send.summary["mean_blocking_s"]
+
+
+def test_stream_sequence_slow_block_beyond_the_window_waits() -> None:
+    """rbuf 7000 B: a block is sendable while its end is within data_acked + 7000.
+    150 ms: runs 0-4 (fast) and 5 (slow, ends at 6000): both send. 151-154 ms: the slow
+    run is the block after the fast path's five (7, 8, 9, 10), beyond the window: the slow
+    path waits and the fast path sends 1-4, then 6 at 155 (ends at 7000). Nothing is
+    sendable until block 0's acknowledgement at 171 ms (data_acked 1000); from then on
+    each acknowledgement opens one block, and with no more than eta left the fast path takes
+    7-11 at 171-175. All wait for block 5 (201 ms); blind round-robin, whose slow packets
+    hold back the window, needs until 303 ms."""
+    r = simulate(stream_scenario(7000), "daps")
+    assert path_sequence(r) == "00000" "1" "000000"
+    assert ms_list(r.blocks["first_send_ns"]) == [150, 151, 152, 153, 154, 150, 155, 171, 172, 173, 174, 175]
+    assert ms_list(r.blocks["completion_ns"]) == [161, 162, 163, 164, 165] + [201] * 7
+    assert r.summary["max_rbuf_bytes"] <= 7000
+    blind = simulate(stream_scenario(7000), "blind-rr")
+    assert int(blind.blocks["completion_ns"].max()) == 303_000_000
+
+
+def test_stream_sequence_window_within_the_fast_share_keeps_the_slow_path_idle() -> None:
+    """rbuf 5000 B: the window never reaches past the fast path's five blocks, so the
+    slow path's run is always beyond it and every block goes over the fast path."""
+    assert path_sequence(simulate(stream_scenario(5000), "daps")) == "0" * 12
+
+
+# ---------------------------------------------------------------------------------------
 # Table II of seed 003: c_f = 1 Mbit/s, r_f = 20 ms, bulk data, the in-order receiver
 # ---------------------------------------------------------------------------------------
 
@@ -154,15 +224,20 @@ def test_rbuf_min_worked_example() -> None:
 # (c_s Mbit/s, r_s ms, Rbuf bytes): the cases with Rbuf < Rbuf_min
 TABLE_II_SMALL_BUFFER = ((2, 100, 35_000), (1, 200, 45_000), (2, 200, 45_000))
 SLOW_SHARE_NOT_REPRODUCED = {
-    (2, 100, 35_000): "the fast path runs far below 1 Mbit/s (losses at its 2.5 kB queue) and gains most "
-                      "from the schedule's first slots: share 0.675 -> 0.651",
-    (2, 200, 45_000): "both paths gain alike (fast 260 -> 295, slow 1001 -> 1131 kbit/s): share 0.779 -> 0.774",
+    (1, 200, 45_000): "slow-path share 0.456 with DAPS against 0.497 with blind round-robin: the slow path "
+                      "mostly has room alone after the last schedule's blocks for it are sent, and then waits "
+                      "('capacity on the slow path only')",
+    (2, 200, 45_000): "slow-path share 0.742 with DAPS against 0.777 with blind round-robin: the slow path's "
+                      "blocks, after the positions held for the fast path, are mostly beyond the receive "
+                      "window, which bounds positions (total 1505 against 1422 kbit/s)",
 }
 
 
-def table_ii_scenario(c_s: float, r_s: float, rbuf: int, duration_s: float = 60.0) -> dict[str, Any]:
+def table_ii_scenario(c_s: float, r_s: float, rbuf: int, sequence: str = "stream",
+                      duration_s: float = 60.0) -> dict[str, Any]:
     """Two NewReno paths with queues of one bandwidth-delay product (the rule of thumb of
-    Sec. II-C, as in ``mpsched validate``), bulk data, the in-order receiver."""
+    Sec. II-C, as in ``mpsched validate``), bulk data in one-packet blocks (L = 1500 B),
+    the in-order receiver with the given sequence."""
     c_f, r_f = 1.0, 20.0
 
     def path(name: str, mbps: float, rtt_ms: float) -> dict[str, Any]:
@@ -170,13 +245,13 @@ def table_ii_scenario(c_s: float, r_s: float, rbuf: int, duration_s: float = 60.
         return {"name": name, "bandwidth": mbps, "rtt_ms": rtt_ms, "queue_bytes": max(PACKET, bdp)}
 
     return {
-        "name": f"daps-table-ii-{c_s:g}/{r_s:g}-{rbuf}",
+        "name": f"daps-table-ii-{c_s:g}/{r_s:g}-{rbuf}-{sequence}",
         "duration_s": duration_s,
         "horizon_s": duration_s,
         "transport": {"mss_bytes": PACKET, "header_bytes": 0, "cc": "newreno"},
-        "receiver": {"type": "in_order", "rbuf_bytes": rbuf},
+        "receiver": {"type": "in_order", "rbuf_bytes": rbuf, "sequence": sequence},
         "paths": [path("fast", c_f, r_f), path("slow", c_s, r_s)],
-        "workload": {"type": "bulk", "rate_mbps": 4 * (c_f + c_s), "chunk_bytes": 10_000_000, "deadline_ms": 1000},
+        "workload": {"type": "bulk", "rate_mbps": 4 * (c_f + c_s), "chunk_bytes": PACKET, "deadline_ms": 1000},
     }
 
 
