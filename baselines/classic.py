@@ -13,7 +13,24 @@ import numpy as np
 
 from ..envs.policy import WAIT, Observation, Policy
 
-__all__ = ["MinRTT", "SPD", "RoundRobin", "BlindRoundRobin", "RandomBlock"]
+__all__ = ["MinRTT", "SPD", "RoundRobin", "BlindRoundRobin", "RandomBlock", "round_robin_turn"]
+
+
+def round_robin_turn(obs: Observation, cursor: int) -> tuple[int, int]:
+    """Round-robin's turn: the first path at or after ``cursor`` that can send takes the
+    oldest sendable block and the cursor moves past it; any other deciding path waits.
+
+    Returns the action and the new cursor.
+    """
+    P = obs.n_paths
+    for k in range(P):
+        i = (cursor + k) % P
+        if not obs.can_send[i]:
+            continue
+        if i != obs.path:
+            return WAIT, cursor
+        return int(obs.sendable()[0]), (obs.path + 1) % P
+    return WAIT, cursor
 
 
 class MinRTT(Policy):
@@ -61,16 +78,8 @@ class RoundRobin(Policy):
         self._cursor = 0
 
     def decide(self, obs: Observation) -> int:
-        P = obs.n_paths
-        for k in range(P):
-            i = (self._cursor + k) % P
-            if not obs.can_send[i]:
-                continue
-            if i != obs.path:
-                return WAIT
-            self._cursor = (obs.path + 1) % P
-            return int(obs.sendable()[0])
-        return WAIT
+        action, self._cursor = round_robin_turn(obs, self._cursor)
+        return action
 
 
 class SPD(MinRTT):

@@ -10,6 +10,7 @@ envs/core/policies/daps.c; the two make identical decisions.
 from __future__ import annotations
 
 from ..envs.policy import WAIT, Observation, Policy
+from .classic import round_robin_turn
 
 __all__ = ["DAPS"]
 
@@ -167,19 +168,6 @@ class DAPS(Policy):
             all_stable = all_stable and self._stable[i]
         return all_stable
 
-    # Algorithm 1 -------------------------------------------------------------------
-    def _blind_round_robin(self, obs: Observation) -> int:
-        P = obs.n_paths
-        for k in range(P):
-            i = (self._cursor + k) % P
-            if not obs.can_send[i]:
-                continue
-            if i != obs.path:
-                return WAIT
-            self._cursor = (obs.path + 1) % P
-            return int(obs.sendable()[0])
-        return WAIT
-
     # Algorithm 3 -------------------------------------------------------------------
     @staticmethod
     def _free_packets(obs: Observation, i: int) -> int:
@@ -291,6 +279,7 @@ class DAPS(Policy):
             self._slots = [0] * obs.n_paths
             self._run_lo = [0] * obs.n_paths
             self._run_hi = [0] * obs.n_paths
-            return self._blind_round_robin(obs)
+            action, self._cursor = round_robin_turn(obs, self._cursor)  # Algorithm 1
+            return action
         ready = sum(1 for i in range(obs.n_paths) if obs.can_send[i])
         return self._decide_stream(obs, ready) if self._stream else self._decide_send(obs, ready)

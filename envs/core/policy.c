@@ -44,6 +44,18 @@ void mps_policy_free(mps_policy *pol) {
     pol->def = NULL;
 }
 
+int32_t mps_round_robin_turn(mps_sim *s, int64_t *cursor, int j) {
+    const int P = s->n_paths;
+    for (int k = 0; k < P; k++) {
+        const int i = (int)((*cursor + k) % P);
+        if (!s->paths[i].can_send) continue;
+        if (i != j) return MPS_WAIT;
+        *cursor = (j + 1) % P;
+        return mps_first_sendable(s);
+    }
+    return MPS_WAIT;
+}
+
 int32_t mps_earliest_deadline_sendable(const mps_sim *s) {
     for (int32_t w = 0; w <= s->dl_hi_word; w++) {
         const uint64_t x = mps_sendable_rank_word(s, w);

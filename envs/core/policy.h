@@ -43,6 +43,10 @@ void mps_policy_free(mps_policy *pol);
 
 /* Helpers shared by the families. */
 
+/* Round-robin's turn (blind round-robin, DAPS Algorithm 1): the first ready path at or
+ * after *cursor sends the oldest sendable block and moves the cursor past itself; any
+ * other deciding path waits. */
+int32_t mps_round_robin_turn(mps_sim *s, int64_t *cursor, int j);
 /* The sendable block with the earliest (deadline, index), or -1. */
 int32_t mps_earliest_deadline_sendable(const mps_sim *s);
 /* Ready path with the smallest (srtt, index) (the MinRTT choice), or -1 if none. */

@@ -17,17 +17,6 @@ const mps_policy_def mps_policy_minrtt = {"minrtt", 0, NULL, NULL, minrtt_decide
 /* Round-robin: FIFO blocks, ready paths taken in turn from a cursor. */
 static size_t rr_state_bytes(const mps_sim *s) { return sizeof(int64_t); }
 
-static int32_t rr_decide(mps_sim *s, mps_policy *pol, int j) {
-    int64_t *cursor = pol->state;
-    const int P = s->n_paths;
-    for (int k = 0; k < P; k++) {
-        const int i = (int)((*cursor + k) % P);
-        if (!s->paths[i].can_send) continue;
-        if (i != j) return MPS_WAIT;
-        *cursor = (j + 1) % P;
-        return mps_first_sendable(s);
-    }
-    return MPS_WAIT;
-}
+static int32_t rr_decide(mps_sim *s, mps_policy *pol, int j) { return mps_round_robin_turn(s, pol->state, j); }
 
 const mps_policy_def mps_policy_rr = {"rr", 0, rr_state_bytes, NULL, rr_decide};

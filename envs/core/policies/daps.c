@@ -55,19 +55,6 @@ static int daps_sample(mps_sim *s, mps_policy *pol) {
     return all_stable;
 }
 
-/* Algorithm 1: ready paths in turn from a cursor, one packet per turn. */
-static int32_t daps_blind_round_robin(mps_sim *s, int64_t *cursor, int j) {
-    const int P = s->n_paths;
-    for (int k = 0; k < P; k++) {
-        const int i = (int)((*cursor + k) % P);
-        if (!s->paths[i].can_send) continue;
-        if (i != j) return MPS_WAIT;
-        *cursor = (j + 1) % P;
-        return mps_first_sendable(s);
-    }
-    return MPS_WAIT;
-}
-
 /* Packets path i can send now: cwnd_i - unack_i in whole packets (one for a ready ideal path). */
 static int64_t daps_free_packets(const mps_sim *s, int i) {
     const mps_path *p = &s->paths[i];
@@ -280,7 +267,7 @@ static int32_t daps_decide(mps_sim *s, mps_policy *pol, int j) {
     const int P = s->n_paths;
     if (!daps_sample(s, pol)) {
         for (int i = 0; i < P; i++) DAPS_SLOTS(st, P)[i] = DAPS_RUN_LO(st, P)[i] = DAPS_RUN_HI(st, P)[i] = 0;
-        return daps_blind_round_robin(s, &st[DAPS_CURSOR], j);
+        return mps_round_robin_turn(s, &st[DAPS_CURSOR], j); /* Algorithm 1 */
     }
     int ready = 0;
     for (int i = 0; i < P; i++) ready += s->paths[i].can_send != 0;
