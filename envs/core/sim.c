@@ -480,6 +480,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     s->conn_next_dsn = s->data_acked = s->rcv_nxt = s->rbuf_used = 0;
     s->n_dsn = s->deliver_k = 0;
     s->win_k = 0;
+    s->published_ns = -1;
 
     for (int l = 0; l < s->n_links; l++) {
         mps_link *k = &s->links[l];
@@ -1139,6 +1140,11 @@ static void cross_send(mps_sim *s) {
 
 /* What a policy reads about the paths at a decision point (10). */
 static void publish_path_state(mps_sim *s) {
+    for (int i = 0; i < s->n_paths; i++) s->paths[i].can_send = (uint8_t)subflow_ready(s, &s->paths[i]);
+    /* windows, RTT estimates and bandwidths change only when events are processed, so
+     * the rates are written once per time at which decisions happen */
+    if (s->published_ns == s->now) return;
+    s->published_ns = s->now;
     int64_t link_rate[MPS_MAX_LINKS];
     for (int l = 0; l < s->n_links; l++) {
         mps_link *k = &s->links[l];
@@ -1147,7 +1153,6 @@ static void publish_path_state(mps_sim *s) {
     }
     for (int i = 0; i < s->n_paths; i++) {
         mps_path *p = &s->paths[i];
-        p->can_send = (uint8_t)subflow_ready(s, p);
         p->link_rate_bps = link_rate[p->link];
         p->rate_bps = p->window_based ? (double)p->cwnd_bytes * 8e9 / (double)(p->srtt_ns > 0 ? p->srtt_ns : 1)
                                       : (double)p->link_rate_bps;

@@ -313,6 +313,7 @@ struct mps_sim {
     uint8_t cross_started[MPS_MAX_CROSS];
     /* decision rounds (9) */
     int32_t in_rounds, round_j, sent_any, pending;
+    int64_t published_ns; /* time at which the paths' rates were last written (10) */
     uint8_t waited[MPS_MAX_PATHS];
     int64_t decisions;
     double reward;       /* weight of on-time completions not yet taken */
