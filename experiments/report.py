@@ -905,6 +905,10 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
     figure_specs = [dict(f) for f in spec.get("figures", [])]
     groups = list(ctx.layout)
     common = set.intersection(*(set(ctx.group_rows(g)["policy"]) for g in groups)) if groups else set()
+    same = _identical_policies(rows)
+    if same:
+        blocks.append(Para("Identical results in every scenario and seed: " +
+                           "; ".join(" = ".join(g) for g in same) + "."))
     if len(groups) > 1 and len(common) > 1:
         blocks.append(Heading(level + 1, "All groups"))
         blocks.append(Para(f"Every scenario of the suite, for the {len(common)} policies that ran in all groups."))
@@ -938,6 +942,19 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
         for c in notes:
             blocks.append(Para(f"{c.get('figure', '')}: {' '.join(str(c['note']).split())}"))
     return blocks
+
+
+def _identical_policies(rows: pd.DataFrame) -> list[list[str]]:
+    """Policies whose rows agree in every metric on every (scenario, seed): aliases and
+    schedulers that make the same decisions in these scenarios."""
+    skip = set(KEY_COLUMNS) | set(PROVENANCE_COLUMNS) | set(TIMING_COLUMNS) | {"group"}
+    metrics = [c for c in rows.columns if c not in skip and pd.api.types.is_numeric_dtype(rows[c])]
+    signature: dict[str, list[str]] = {}
+    for p, mine in rows.groupby("policy", sort=True):
+        table = mine.sort_values(["scenario", "seed"])[["scenario", "seed"] + metrics]
+        key = pd.util.hash_pandas_object(table.round(12).fillna(-1.0), index=False).values.tobytes()
+        signature.setdefault(key.hex(), []).append(str(p))
+    return sorted(sorted(g) for g in signature.values() if len(g) > 1)
 
 
 def _seed_text(seeds: Sequence[int]) -> str:

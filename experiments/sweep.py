@@ -275,8 +275,8 @@ def run_task(task: Task, prov: Provenance) -> TaskResult:
 
 def _warm_up() -> int:
     """Import what tasks need, so that the first tasks do not pay for it."""
-    import mpsched.baselines
-    import mpsched.envs
+    import mpsched.baselines  # noqa: F401
+    import mpsched.envs  # noqa: F401
 
     time.sleep(0.05)  # keep this worker busy so that the others take their own warm-up
     return os.getpid()
