@@ -228,3 +228,21 @@ def test_errors_name_the_field(change: dict, match: str) -> None:
 def test_unknown_suite_lists_the_built_ins() -> None:
     with pytest.raises(SuiteError, match="dams-paper"):
         load_suite("no-such-suite")
+
+
+def test_files_of_built_in_suites_ship_with_the_package() -> None:
+    """Every file a built-in suite's scenario reads lies in the suites' traces folder,
+    matches the package-data pattern (traces/*.txt) and is not ignored by git (which
+    ignores *.log)."""
+    from mpsched.experiments.suites import SUITES_DIR
+
+    files = set()
+    for name in names():
+        for g in load_suite(name).groups:
+            for c in g.cases:
+                for p in c.scenario.to_dict()["paths"]:
+                    if p.get("bandwidth", {}).get("type") == "trace":
+                        files.add(Path(p["bandwidth"]["file"]))
+    assert files
+    for f in files:
+        assert f.parent == SUITES_DIR / "traces" and f.suffix == ".txt" and f.is_file(), f

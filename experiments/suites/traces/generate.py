@@ -23,10 +23,10 @@ SECONDS = 600
 
 # file name -> (mean Mbit/s, phi, sigma of log-rate, generator seed)
 TRACES = {
-    "cellular-1.50.log": (1.50, 0.85, 0.55, 1),   # the DAMS paper's path 1 average (Sec. V-B)
-    "cellular-2.36.log": (2.36, 0.85, 0.55, 2),   # its path 2 average
-    "lte-6.0.log": (6.0, 0.85, 0.45, 3),          # a faster cellular path (leaderboard)
-    "wifi-12.0.log": (12.0, 0.7, 0.35, 4),        # a Wi-Fi-like path with shorter swings (leaderboard)
+    "cellular-1.50.txt": (1.50, 0.85, 0.55, 1),   # the DAMS paper's path 1 average (Sec. V-B)
+    "cellular-2.36.txt": (2.36, 0.85, 0.55, 2),   # its path 2 average
+    "lte-6.0.txt": (6.0, 0.85, 0.45, 3),          # a faster cellular path (leaderboard)
+    "wifi-12.0.txt": (12.0, 0.7, 0.35, 4),        # a Wi-Fi-like path with shorter swings (leaderboard)
 }
 
 
