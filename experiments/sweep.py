@@ -633,24 +633,25 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
             e.policy.build()  # fail now, on the driver, for a class that cannot be imported or built
     prov = Provenance.current()
     failed: list[tuple[tuple[Any, ...], str]] = []
-    bar = tqdm(total=len(pending), unit="ep", desc=suite.name + (" --quick" if suite.quick else ""),
-               disable=not progress, file=sys.stderr, smoothing=0.05, dynamic_ncols=True)
+    bars: list[Any] = []
+
+    def start_bar() -> None:  # once Ray is up, so that its rate and ETA count episodes only
+        bars.append(tqdm(total=len(pending), unit="ep", desc=suite.name + (" --quick" if suite.quick else ""),
+                         disable=not progress, file=sys.stderr, smoothing=0.05, dynamic_ncols=True))
 
     def on_result(task: Task, result: TaskResult) -> None:
         store.write(task, result)
         failed.extend(result.failures)
-        bar.update(len(task.episodes))
+        bars[0].update(len(task.episodes))
         if failed:
-            bar.set_postfix(failed=len(failed))
+            bars[0].set_postfix(failed=len(failed))
 
     def on_failure(task: Task, why: str) -> None:
         failed.extend((e.key, why) for e in task.episodes)
-        bar.update(len(task.episodes))
-        bar.set_postfix(failed=len(failed))
+        bars[0].update(len(task.episodes))
+        bars[0].set_postfix(failed=len(failed))
 
     startup = 0.0
-    n_workers = workers or os.cpu_count() or 1
-    begin = time.perf_counter()
     tasks: list[Task] = []
     try:
         if executor == "ray" and pending:
@@ -658,17 +659,20 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
                 startup = session.startup_s
                 n_workers = session.cpus
                 tasks = plan_tasks(pending, n_workers, max_episodes_per_task)
+                start_bar()
                 begin = time.perf_counter()
                 session.run(tasks, prov, on_result, on_failure)
                 run_s = time.perf_counter() - begin
         else:
             n_workers = 1
             tasks = plan_tasks(pending, 1, max_episodes_per_task)
+            start_bar()
             begin = time.perf_counter()
             _run_local(tasks, prov, on_result, on_failure)
             run_s = time.perf_counter() - begin
     finally:
-        bar.close()
+        for bar in bars:
+            bar.close()
     if compact and not failed:
         store.compact()
     return SweepStats(suite.name, str(out), len(episodes), len(episodes) - len(pending), len(pending) - len(failed),
