@@ -570,6 +570,7 @@ def fig_bars(ctx: _Context, spec: dict[str, Any]) -> bytes:
         cats = _category_values(ctx, group, sub, x, spec)
         hues = _category_values(ctx, group, sub, hue, spec)
         width = 0.8 / max(1, len(hues))
+        lowest = math.inf
         for j, h in enumerate(hues):
             mine = _subset(sub, ctx, hue, h)
             means, halves = [], []
@@ -579,7 +580,12 @@ def fig_bars(ctx: _Context, spec: dict[str, Any]) -> bytes:
                 means.append(m * f.scale)
                 halves.append(0.0 if math.isnan(hw) else hw * f.scale)
             pos = np.arange(len(cats)) - 0.4 + width * (j + 0.5)
-            ax.bar(pos, means, width, yerr=halves, capsize=2, label=_label(h), color=_COLORS[j % len(_COLORS)])
+            m = np.array(means, dtype=float)
+            upper = np.array(halves, dtype=float)
+            # a non-negative metric's interval is drawn no lower than 0
+            lower = np.where(m >= 0, np.minimum(upper, np.nan_to_num(m)), upper)
+            ax.bar(pos, m, width, yerr=[lower, upper], capsize=2, label=_label(h), color=_COLORS[j % len(_COLORS)])
+            lowest = min(lowest, float(np.nanmin(m))) if np.isfinite(m).any() else lowest
         ax.set_xticks(range(len(cats)), [_label(c) for c in cats], rotation=spec.get("rotate", 0),
                       ha="right" if spec.get("rotate") else "center")
         ax.set_ylabel(f.heading())
@@ -587,6 +593,8 @@ def fig_bars(ctx: _Context, spec: dict[str, Any]) -> bytes:
             ax.set_title(f"{facet} = {_label(fv)}")
         if spec.get("log"):
             ax.set_yscale("symlog")
+        if lowest >= 0:
+            ax.set_ylim(bottom=0)
     for k in range(len(panels), nrows * cols):
         axes[k // cols][k % cols].set_visible(False)
     axes[0][0].legend(loc=spec.get("legend", "best"), ncol=spec.get("legend_columns", 1))

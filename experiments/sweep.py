@@ -305,7 +305,7 @@ def _atomic_parquet(df: pd.DataFrame, path: Path, metadata: dict[str, str] | Non
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                **{k.encode(): v.encode() for k, v in metadata.items()}})
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp)
+    pq.write_table(table, tmp, compression="zstd")
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -512,6 +512,7 @@ class _Ray:
 
     address: str | None
     workers: int | None
+    modules: tuple[Any, ...] = ()
     started: bool = False
     startup_s: float = 0.0
     cpus: int = 1
@@ -527,13 +528,16 @@ class _Ray:
                                       "configure_logging": True}
             address = self.address or os.environ.get("RAY_ADDRESS")
             if address:
+                # a cluster's workers do not see this machine's files: ship the user's modules
+                if self.modules:
+                    kwargs["runtime_env"] = {"py_modules": list(self.modules)}
                 ray.init(address=address, **kwargs)
-            else:
+            else:  # local workers share this machine's current directory and PYTHONPATH
                 ray.init(address="local", num_cpus=self.workers or os.cpu_count() or 1, **kwargs)
             self.started = True
         self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
         warm = ray.remote(num_cpus=1)(_warm_up)
-        ray.get([warm.remote() for _ in range(self.cpus)])
+        ray.get([warm.remote() for _ in range(min(self.cpus, 256))])
         self.startup_s = time.perf_counter() - begin
         return self
 
@@ -628,9 +632,14 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
     episodes = suite.episodes()
     stored = store.keys() if resume else set()
     pending = [e for e in episodes if e.key not in stored]
+    user_modules: dict[str, Any] = {}
     for e in pending:
         if e.policy.kind == "user":
             e.policy.build()  # fail now, on the driver, for a class that cannot be imported or built
+            top = e.policy.name.split(":", 1)[0].split(".")[0]
+            module = sys.modules.get(top)
+            if module is not None and "site-packages" not in str(getattr(module, "__file__", "")):
+                user_modules[top] = module
     prov = Provenance.current()
     failed: list[tuple[tuple[Any, ...], str]] = []
     bars: list[Any] = []
@@ -655,7 +664,7 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
     tasks: list[Task] = []
     try:
         if executor == "ray" and pending:
-            with _Ray(address, workers) as session:
+            with _Ray(address, workers, tuple(user_modules[k] for k in sorted(user_modules))) as session:
                 startup = session.startup_s
                 n_workers = session.cpus
                 tasks = plan_tasks(pending, n_workers, max_episodes_per_task)
