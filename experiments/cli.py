@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import __version__
@@ -135,6 +136,98 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _default_results(name: str) -> Path:
+    """``results/NAME`` under the current directory; the folder ignores itself in git."""
+    root = Path("results")
+    root.mkdir(exist_ok=True)
+    ignore = root / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# sweep results (mpsched sweep); not tracked\n*\n")
+    return root / name
+
+
+def _print_sweep(stats: Any) -> None:
+    print(f"{stats.suite}: {stats.episodes} episodes, {stats.skipped} already stored, {stats.ran} run, "
+          f"{len(stats.failed)} failed; {stats.tasks} tasks on {stats.workers} "
+          f"{'Ray CPUs' if stats.executor == 'ray' else 'process'}; "
+          + (f"Ray start-up {stats.startup_s:.1f} s, " if stats.executor == "ray" and stats.startup_s else "")
+          + f"run {stats.run_s:.1f} s -> {stats.out}")
+    for key, why in stats.failed[:10]:
+        print(f"  failed {key}: {why}", file=sys.stderr)
+    if len(stats.failed) > 10:
+        print(f"  ... and {len(stats.failed) - 10} more", file=sys.stderr)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .suites import load_suite, names
+    from .sweep import run_sweep
+
+    if args.list or args.suite is None:
+        if args.suite is None and not args.list:
+            print("mpsched sweep: error: name a SUITE (built-in or YAML file)", file=sys.stderr)
+        print("Built-in suites (mpsched sweep NAME [--quick]):")
+        for name in names():
+            suite = load_suite(name)
+            print(f"  {name:<16} {len(suite.episodes()):>6} episodes  {suite.title}")
+        return 0 if args.list else 2
+    suite = load_suite(args.suite, quick=args.quick)
+    out = Path(args.out) if args.out else _default_results(suite.name + ("-quick" if args.quick else ""))
+    stats = run_sweep(suite, out, resume=args.resume, executor="local" if args.local else "ray",
+                      address=args.address, workers=args.workers, max_episodes_per_task=args.max_episodes_per_task,
+                      progress=not args.no_progress)
+    _print_sweep(stats)
+    return 0 if stats.ok else 1
+
+
+def _validate(results: Path, sample: int, seed: int) -> bool:
+    from .report import validate
+
+    problems = validate(results, sample=sample, seed=seed)
+    for line in problems:
+        print(f"  differs: {line}", file=sys.stderr)
+    print(f"validate: re-ran up to {sample} rows per suite (seed {seed}): "
+          + ("all agree" if not problems else f"{len(problems)} differ"))
+    return not problems
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import build_report
+
+    results = Path(args.results)
+    if args.validate and not _validate(results, args.sample, args.validate_seed):
+        return 1
+    out = Path(args.out) if args.out else Path("reports") / results.resolve().name
+    md = build_report(results, out, title=args.title)
+    print(f"report: {md} and {md.parent / 'index.html'}")
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from .report import build_report
+    from .suites import load_suite
+    from .sweep import ResultStore, run_sweep
+
+    suite = load_suite("leaderboard", quick=args.quick)
+    name = "leaderboard-quick" if args.quick else "leaderboard"
+    out = Path(args.out) if args.out else Path("reports") / name
+    if args.results:
+        results = Path(args.results)
+    elif args.quick:
+        results = _default_results(name)
+    else:
+        results = out / "results"
+    if not args.resume:
+        ResultStore(results).clear()
+    stats = run_sweep(suite, results, resume=args.resume, executor="local" if args.local else "ray",
+                      address=args.address, workers=args.workers, progress=not args.no_progress)
+    _print_sweep(stats)
+    if not stats.ok:
+        return 1
+    md = build_report(results, out)
+    print(f"leaderboard: {md} and {md.parent / 'index.html'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpsched",
@@ -182,6 +275,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per figure (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="0.5 s per figure")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("sweep", help="run a suite of scenarios x policies x seeds into parquet (Ray)",
+                       epilog="example: mpsched sweep dams-paper --out results/dams --resume")
+    p.add_argument("suite", nargs="?", help="built-in suite name or YAML file (--list shows the built-ins)")
+    p.add_argument("--out", help="results folder (default: results/SUITE, or results/SUITE-quick)")
+    p.add_argument("--address", help="Ray cluster to join (default: RAY_ADDRESS, else a local Ray)")
+    p.add_argument("--resume", action="store_true", help="keep stored rows and run only the missing ones")
+    p.add_argument("--quick", action="store_true", help="the suite's quick variant (fewer seeds, shorter)")
+    p.add_argument("--local", action="store_true", help="run in this process, without Ray")
+    p.add_argument("--workers", type=int, help="CPUs of a local Ray (default: all)")
+    p.add_argument("--max-episodes-per-task", type=int, metavar="N", help="cap on a task's episodes (default 200)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list", action="store_true", help="list the built-in suites")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("report", help="Markdown and HTML tables and figures from sweep results",
+                       epilog="example: mpsched report results/dams-paper --out reports/dams-paper --validate")
+    p.add_argument("results", help="a suite's results folder, or a folder of several")
+    p.add_argument("--out", help="report folder (default: reports/NAME of the results folder)")
+    p.add_argument("--title", help="page title (default: the suite's)")
+    p.add_argument("--validate", action="store_true",
+                   help="first re-run a random sample of rows and fail if any differs")
+    p.add_argument("--sample", type=int, default=20, help="rows per suite to re-run (default: %(default)s)")
+    p.add_argument("--validate-seed", type=int, default=0, help="seed of the sample (default: %(default)s)")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("leaderboard", help="sweep the leaderboard suite on a local Ray and report it",
+                       epilog="example: mpsched leaderboard --quick")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer seeds and shorter episodes (minutes); report in reports/leaderboard-quick")
+    p.add_argument("--out", help="report folder (default: reports/leaderboard or reports/leaderboard-quick)")
+    p.add_argument("--results", help="results folder (default: OUT/results, or results/leaderboard-quick)")
+    p.add_argument("--address", help="Ray cluster to join (default: RAY_ADDRESS, else a local Ray)")
+    p.add_argument("--resume", action="store_true", help="keep stored rows and run only the missing ones")
+    p.add_argument("--local", action="store_true", help="run in this process, without Ray")
+    p.add_argument("--workers", type=int, help="CPUs of a local Ray (default: all)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_leaderboard)
     return parser
 
 

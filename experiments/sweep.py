@@ -1,0 +1,738 @@
+"""Sweeps: run a suite's episodes as batched tasks, locally or on Ray, into parquet.
+
+:func:`run_sweep` expands a suite (:mod:`mpsched.experiments.suites`) into episodes,
+skips those already stored (``resume``), batches the rest into tasks and runs them:
+
+- baselines and user classes share tasks, many episodes each, sorted so that a task
+  builds each (scenario, seed) episode once and runs every policy on it; the number of
+  tasks is a few per worker, so that scheduling costs little and the workers finish
+  together;
+- the optimum and learned agents run one episode per task with their own resources;
+- on Ray (``executor="ray"``) ``ray.init()`` without an address starts a local Ray
+  (``address`` or ``RAY_ADDRESS`` joins a cluster); a task whose worker dies is retried;
+  ``executor="local"`` runs the tasks in this process, one after the other.
+
+Results stream to ``OUT/rows/`` as tasks finish: one parquet file per task, written to a
+temporary name and renamed into place, so a file is either whole or absent. A row is one
+(suite, scenario, policy, seed) with every summary metric, per-path throughputs, the
+upper bound of an optimum's row, the package version, git revision and scenario hash.
+Per-episode series (block tables, receive-buffer occupancy, delivery) that a suite asks
+for go to ``OUT/series/KIND/``, written before the row that commits them. Killing the
+driver or a worker loses only the tasks in flight; ``resume`` re-runs exactly the
+missing keys, so no finished row is lost and none is duplicated. When every episode is
+stored the task files are merged into one (:meth:`ResultStore.compact`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..envs.errors import MpschedError
+from ..envs.results import RECEIVE_BUFFER_KEYS, SUMMARY_KEYS, EpisodeResult
+from .suites import EpisodeSpec, Suite, from_source
+
+__all__ = [
+    "KEY_COLUMNS",
+    "Provenance",
+    "ResultStore",
+    "SuiteResults",
+    "SweepError",
+    "SweepStats",
+    "Task",
+    "TaskResult",
+    "git_revision",
+    "load_results",
+    "plan_tasks",
+    "run_sweep",
+    "run_task",
+]
+
+KEY_COLUMNS: tuple[str, ...] = ("suite", "scenario", "policy", "seed")
+"""The identity of a stored row."""
+
+PROVENANCE_COLUMNS: tuple[str, ...] = ("scenario_hash", "scenario_params", "policy_name", "policy_spec",
+                                       "drop_expired", "mpsched_version", "git_rev")
+TIMING_COLUMNS: tuple[str, ...] = ("wall_s",)
+"""Columns that differ between runs of the same episode (left out of comparisons)."""
+
+TASK_RETRIES = 3
+"""How many times Ray re-runs a task whose worker died."""
+
+_PYTHON_COST = 25.0  # a Python policy's episode, in native episodes (decisions cross into Python)
+_TASKS_PER_WORKER = 12
+_MAX_EPISODES_PER_TASK = 200
+_MANIFEST = "manifest.json"
+_FORMAT = 1
+
+
+class SweepError(MpschedError):
+    """A sweep cannot start or store its results (existing results, a different suite)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Provenance
+# ---------------------------------------------------------------------------------------
+
+
+def git_revision(path: str | Path | None = None) -> str:
+    """The git revision of the source tree the package runs from (with ``-dirty`` when
+    tracked files are modified), or ``unknown`` outside a git checkout."""
+    here = Path(path) if path is not None else Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        if rev.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+        return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What every row records about the code that produced it."""
+
+    version: str
+    git_rev: str
+
+    @classmethod
+    def current(cls) -> Provenance:
+        return cls(__version__, git_revision())
+
+
+# ---------------------------------------------------------------------------------------
+# Tasks
+# ---------------------------------------------------------------------------------------
+
+
+def _key_digest(keys: Iterable[tuple[Any, ...]]) -> str:
+    text = json.dumps(sorted(list(k) for k in keys), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def key_file_name(key: tuple[Any, ...]) -> str:
+    """File name (without suffix) of an episode's series."""
+    return hashlib.sha256(json.dumps(list(key), default=str).encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Task:
+    """Episodes that one worker runs in a row, with the Ray resources they need."""
+
+    episodes: tuple[EpisodeSpec, ...]
+    resources: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        return _key_digest(e.key for e in self.episodes)
+
+    def ray_options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {"num_cpus": self.resources.get("num_cpus", 1.0)}
+        if self.resources.get("num_gpus"):
+            opts["num_gpus"] = self.resources["num_gpus"]
+        if self.resources.get("memory_gb"):
+            opts["memory"] = int(self.resources["memory_gb"] * 2**30)
+        return opts
+
+
+def episode_cost(e: EpisodeSpec) -> float:
+    """Relative cost of an episode: its simulated time and paths, much more for a
+    policy that decides in Python."""
+    sc = e.case.scenario
+    base = 0.5 + sc.duration_s / 60.0 * len(sc.paths) / 2.0
+    return base if e.policy.native else base * _PYTHON_COST
+
+
+def plan_tasks(episodes: Sequence[EpisodeSpec], workers: int, max_episodes: int | None = None) -> list[Task]:
+    """Batch episodes into tasks.
+
+    Batched episodes (baselines, user classes) are sorted by (scenario, seed, policy)
+    and cut into about ``12 * workers`` runs of equal cost (more when a task would hold
+    over ``max_episodes``, 200 by default); the optimum and agents get one task per
+    episode with their resources (one CPU by default).
+    """
+    cap = max(1, max_episodes or _MAX_EPISODES_PER_TASK)
+    batched = sorted((e for e in episodes if e.policy.batched),
+                     key=lambda e: (e.group, e.case.name, e.seed, e.policy.label))
+    tasks: list[Task] = []
+    if batched:
+        costs = [episode_cost(e) for e in batched]
+        n_tasks = min(len(batched), max(_TASKS_PER_WORKER * max(1, workers), math.ceil(len(batched) / cap)))
+        share = sum(costs) / n_tasks
+        run: list[EpisodeSpec] = []
+        acc = 0.0
+        for e, c in zip(batched, costs):
+            run.append(e)
+            acc += c
+            if acc >= share or len(run) >= cap:
+                tasks.append(Task(tuple(run)))
+                run, acc = [], 0.0
+        if run:
+            tasks.append(Task(tuple(run)))
+    for e in episodes:
+        if not e.policy.batched:
+            tasks.append(Task((e,), dict(e.policy.resources)))
+    return tasks
+
+
+@dataclass
+class TaskResult:
+    """What a task hands back: rows, series tables and the episodes that failed."""
+
+    rows: list[dict[str, Any]]
+    series: list[tuple[str, tuple[Any, ...], pd.DataFrame]]
+    failures: list[tuple[tuple[Any, ...], str]]
+
+
+def episode_row(e: EpisodeSpec, result: EpisodeResult, prov: Provenance) -> dict[str, Any]:
+    """The stored row of one episode."""
+    row: dict[str, Any] = dict(zip(KEY_COLUMNS, e.key))
+    row["group"] = e.group
+    row.update(result.summary)
+    for j, thr in enumerate(result.paths["throughput_bps"].to_numpy()):
+        row[f"path{j}_throughput_bps"] = float(thr)
+    bound = result.extra.get("upper_bound") if result.extra else None
+    row["upper_bound"] = float(bound) if bound is not None else float("nan")
+    row["scenario_hash"] = e.case.hash
+    row["scenario_params"] = json.dumps(e.case.params, sort_keys=True, default=str)
+    row["policy_name"] = result.policy
+    row["policy_spec"] = json.dumps(e.policy.to_dict(), sort_keys=True, default=str)
+    row["drop_expired"] = bool(e.drop_expired)
+    row["mpsched_version"] = prov.version
+    row["git_rev"] = prov.git_rev
+    return row
+
+
+def episode_series(e: EpisodeSpec, result: EpisodeResult) -> list[tuple[str, pd.DataFrame]]:
+    """The series the episode's group asks for (a receive buffer only with the in-order
+    receiver)."""
+    out = []
+    for kind in e.series:
+        if kind == "blocks":
+            b = result.blocks
+            table = pd.DataFrame({
+                "block": b.index.to_numpy(dtype=np.int64),
+                "arrival_ns": b["arrival_ns"].to_numpy(dtype=np.int64),
+                "deadline_ns": b["deadline_ns"].to_numpy(dtype=np.int64),
+                "completion_ns": b["completion_ns"].fillna(-1).to_numpy(dtype=np.int64),
+                "size_bytes": b["size_bytes"].to_numpy(dtype=np.int64),
+                "priority": b["priority"].to_numpy(dtype=np.int64),
+                "on_time": b["on_time"].to_numpy(dtype=bool),
+            })
+        elif kind == "rbuf":
+            if result.pieces is None:
+                continue
+            table = result.receive_buffer()
+        else:
+            table = result.cumulative_delivery()
+        for name, value in zip(KEY_COLUMNS, e.key):
+            table.insert(len(table.columns), name, value)
+        out.append((kind, table))
+    return out
+
+
+def run_task(task: Task, prov: Provenance) -> TaskResult:
+    """Run a task's episodes in this process, building each (scenario, seed) episode
+    once. An episode that raises is reported as a failure; the others still run."""
+    from ..envs.episode import build_episode
+
+    rows: list[dict[str, Any]] = []
+    series: list[tuple[str, tuple[Any, ...], pd.DataFrame]] = []
+    failures: list[tuple[tuple[Any, ...], str]] = []
+    built: tuple[str, int, Any] | None = None
+    for e in task.episodes:
+        try:
+            episode = None
+            if e.policy.kind != "optimum":
+                if built is None or built[0] != e.case.hash or built[1] != e.seed:
+                    built = (e.case.hash, e.seed, build_episode(e.case.scenario, e.seed))
+                episode = built[2]
+            result = e.policy.run(e.case.scenario, e.seed, e.drop_expired, episode)
+            rows.append(episode_row(e, result, prov))
+            series.extend((kind, e.key, table) for kind, table in episode_series(e, result))
+        except Exception as exc:  # one bad episode must not take its task's others down
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            failures.append((e.key, detail))
+    return TaskResult(rows, series, failures)
+
+
+def _warm_up() -> int:
+    """Import what tasks need, so that the first tasks do not pay for it."""
+    import mpsched.baselines  # noqa: F401
+    import mpsched.envs  # noqa: F401
+
+    time.sleep(0.05)  # keep this worker busy so that the others take their own warm-up
+    return os.getpid()
+
+
+# ---------------------------------------------------------------------------------------
+# Storage
+# ---------------------------------------------------------------------------------------
+
+
+def _require_pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise SweepError("storing results needs pyarrow: pip install 'mpsched[sweep]'") from None
+    return pyarrow
+
+
+def _atomic_parquet(df: pd.DataFrame, path: Path, metadata: dict[str, str] | None = None) -> None:
+    pa = _require_pyarrow()
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               **{k.encode(): v.encode() for k, v in metadata.items()}})
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _column_order(columns: Iterable[str]) -> list[str]:
+    cols = list(columns)
+    first = list(KEY_COLUMNS) + ["group"] + list(SUMMARY_KEYS) + list(RECEIVE_BUFFER_KEYS)
+    paths = sorted((c for c in cols if c.startswith("path") and c.endswith("_throughput_bps")),
+                   key=lambda c: int(c[4:].split("_")[0]))
+    last = ["upper_bound", "wall_s"] + list(PROVENANCE_COLUMNS)
+    known = [c for c in first if c in cols] + paths + [c for c in last if c in cols]
+    rest = sorted(c for c in cols if c not in known)
+    return known + rest
+
+
+def suite_layout(suite: Suite) -> list[dict[str, Any]]:
+    """Per group, in the suite's order: name, title, description, scenarios, policies and
+    each scenario's grid values (what a report needs besides the rows)."""
+    return [{"name": g.name, "title": g.title, "description": g.description,
+             "scenarios": [c.name for c in g.cases], "policies": [p.label for p in g.policies],
+             "params": {c.name: c.params for c in g.cases}} for g in suite.groups]
+
+
+class ResultStore:
+    """The results of one suite in a folder: ``manifest.json``, ``rows/*.parquet`` and
+    ``series/KIND/*.parquet``."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.rows_dir = self.path / "rows"
+        self.series_dir = self.path / "series"
+
+    # -- manifest -------------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / _MANIFEST
+
+    def manifest(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.manifest_path.read_text())
+        except FileNotFoundError:
+            raise SweepError(f"{self.path} holds no sweep results ({_MANIFEST} is missing)") from None
+
+    def open(self, suite: Suite, resume: bool) -> None:
+        """Prepare the folder for a sweep of ``suite``.
+
+        Raises
+        ------
+        SweepError
+            If it holds rows and ``resume`` is false, or rows of another suite.
+        """
+        self.rows_dir.mkdir(parents=True, exist_ok=True)
+        for leftover in list(self.rows_dir.glob(".*.tmp")) + list(self.series_dir.glob("*/.*.tmp")):
+            leftover.unlink(missing_ok=True)
+        has_rows = bool(self.files())
+        if self.manifest_path.exists() and has_rows:
+            if not resume:
+                raise SweepError(f"{self.path} already holds results; resume them with --resume or choose "
+                                 "another --out")
+            old = self.manifest()
+            if old.get("digest") != suite.digest() or old.get("suite") != suite.name or \
+                    bool(old.get("quick")) != suite.quick:
+                raise SweepError(f"{self.path} holds results of a different suite definition "
+                                 f"({old.get('suite')}{' --quick' if old.get('quick') else ''}); "
+                                 "choose another --out")
+            return
+        manifest = {
+            "format": _FORMAT,
+            "suite": suite.name,
+            "quick": suite.quick,
+            "source": suite.source,
+            "digest": suite.digest(),
+            "spec": suite.spec,
+            "layout": suite_layout(suite),
+        }
+        tmp = self.manifest_path.with_name(f".{_MANIFEST}.tmp")
+        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True, default=str) + "\n")
+        os.replace(tmp, self.manifest_path)
+
+    def clear(self) -> None:
+        """Remove stored results (the manifest, row and series files; nothing else)."""
+        self.manifest_path.unlink(missing_ok=True)
+        for f in list(self.rows_dir.glob("*.parquet")) + list(self.series_dir.glob("*/*.parquet")):
+            f.unlink()
+
+    def suite(self) -> Suite:
+        """The suite the stored rows come from, rebuilt from the manifest."""
+        m = self.manifest()
+        return from_source(m["source"], m["spec"], bool(m.get("quick")))
+
+    # -- files ----------------------------------------------------------------------------
+    def _merged(self) -> tuple[list[Path], set[str]]:
+        import pyarrow.parquet as pq
+
+        merged = sorted(self.rows_dir.glob("merged-*.parquet"))
+        covered: set[str] = set()
+        for f in merged:
+            meta = pq.read_schema(f).metadata or {}
+            covered.update(json.loads(meta.get(b"mpsched.merged", b"[]")))
+        return merged, covered
+
+    def files(self) -> list[Path]:
+        """The row files that count: merged files, and task files not merged into one."""
+        if not self.rows_dir.exists():
+            return []
+        _require_pyarrow()
+        merged, covered = self._merged()
+        parts = [f for f in sorted(self.rows_dir.glob("part-*.parquet")) if f.name not in covered]
+        return merged + parts
+
+    def keys(self) -> set[tuple[Any, ...]]:
+        """Keys of the stored rows."""
+        import pyarrow.parquet as pq
+
+        out: set[tuple[Any, ...]] = set()
+        for f in self.files():
+            t = pq.read_table(f, columns=list(KEY_COLUMNS)).to_pydict()
+            out.update(zip(*(t[c] for c in KEY_COLUMNS)))
+        return out
+
+    def write(self, task: Task, result: TaskResult) -> None:
+        """Store a finished task: its series first, then its rows (the commit)."""
+        for kind, key, table in result.series:
+            folder = self.series_dir / kind
+            folder.mkdir(parents=True, exist_ok=True)
+            _atomic_parquet(table, folder / f"{key_file_name(key)}.parquet")
+        if result.rows:
+            df = pd.DataFrame(result.rows)
+            _atomic_parquet(df[_column_order(df.columns)], self.rows_dir / f"part-{task.digest}.parquet")
+
+    def compact(self) -> None:
+        """Merge the row files into one. The merged file lists what it holds, so the
+        task files it replaces never count twice, even if removing them is cut short."""
+        files = self.files()
+        if len(files) > 1 and any(f.name.startswith("part-") for f in files):
+            rows = self.load()
+            _, covered = self._merged()
+            names = sorted(covered | {f.name for f in files})
+            digest = hashlib.sha256(json.dumps(names).encode()).hexdigest()[:20]
+            merged = self.rows_dir / f"merged-{digest}.parquet"
+            _atomic_parquet(rows, merged, {"mpsched.merged": json.dumps(names)})
+            for f in files:
+                if f != merged:
+                    f.unlink(missing_ok=True)
+        _, covered = self._merged()
+        for f in self.rows_dir.glob("part-*.parquet"):  # left by a compaction cut short
+            if f.name in covered:
+                f.unlink(missing_ok=True)
+
+    # -- reading --------------------------------------------------------------------------
+    def load(self) -> pd.DataFrame:
+        """Every stored row, sorted by key, columns in a fixed order.
+
+        Raises
+        ------
+        SweepError
+            If a key is stored twice (the store was written by something else).
+        """
+        import pyarrow.parquet as pq
+
+        frames = [pq.read_table(f).to_pandas() for f in self.files()]
+        if not frames:
+            return pd.DataFrame(columns=list(KEY_COLUMNS))
+        df = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+        df = df[_column_order(df.columns)].sort_values(list(KEY_COLUMNS), kind="stable").reset_index(drop=True)
+        dup = df.duplicated(list(KEY_COLUMNS))
+        if dup.any():
+            raise SweepError(f"{self.path}: {int(dup.sum())} keys are stored twice, e.g. "
+                             f"{tuple(df.loc[dup, list(KEY_COLUMNS)].iloc[0])}")
+        return df
+
+    def series(self, kind: str) -> pd.DataFrame:
+        """A stored series kind for every episode that has it (empty when none)."""
+        import pyarrow.parquet as pq
+
+        folder = self.series_dir / kind
+        files = sorted(folder.glob("*.parquet")) if folder.exists() else []
+        if not files:
+            return pd.DataFrame()
+        df = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+        stored = self.keys()
+        keep = [tuple(k) in stored for k in df[list(KEY_COLUMNS)].itertuples(index=False)]
+        return df[keep].sort_values(list(KEY_COLUMNS), kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------
+# Executors
+# ---------------------------------------------------------------------------------------
+
+
+OnResult = Callable[[Task, TaskResult], None]
+OnFailure = Callable[[Task, str], None]
+
+
+def _run_local(tasks: Sequence[Task], prov: Provenance, on_result: OnResult, on_failure: OnFailure) -> None:
+    for task in tasks:
+        on_result(task, run_task(task, prov))
+
+
+@dataclass
+class _Ray:
+    """A Ray session for one sweep: joined or started, and shut down if started."""
+
+    address: str | None
+    workers: int | None
+    modules: tuple[Any, ...] = ()
+    started: bool = False
+    startup_s: float = 0.0
+    cpus: int = 1
+
+    def __enter__(self) -> _Ray:
+        try:
+            import ray
+        except ImportError:
+            raise SweepError("running on Ray needs ray: pip install 'mpsched[sweep]' (or run with --local)") from None
+        begin = time.perf_counter()
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING",
+                                      "configure_logging": True}
+            address = self.address or os.environ.get("RAY_ADDRESS")
+            if address:
+                # a cluster's workers do not see this machine's files: ship the user's modules
+                if self.modules:
+                    kwargs["runtime_env"] = {"py_modules": list(self.modules)}
+                ray.init(address=address, **kwargs)
+            else:  # local workers share this machine's current directory and PYTHONPATH
+                ray.init(address="local", num_cpus=self.workers or os.cpu_count() or 1, **kwargs)
+            self.started = True
+        self.cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        warm = ray.remote(num_cpus=1)(_warm_up)
+        ray.get([warm.remote() for _ in range(min(self.cpus, 256))])
+        self.startup_s = time.perf_counter() - begin
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import ray
+
+        if self.started:
+            ray.shutdown()
+
+    def run(self, tasks: Sequence[Task], prov: Provenance, on_result: OnResult, on_failure: OnFailure) -> None:
+        import ray
+
+        remote = ray.remote(max_retries=TASK_RETRIES, retry_exceptions=False)(run_task)
+        prov_ref = ray.put(prov)
+        pending = {remote.options(**t.ray_options()).remote(t, prov_ref): t for t in tasks}
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=5.0)
+            for ref in ready:
+                task = pending.pop(ref)
+                try:
+                    result = ray.get(ref)
+                except Exception as exc:  # the task's worker died more than TASK_RETRIES times, or Ray failed
+                    on_failure(task, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}")
+                else:
+                    on_result(task, result)
+
+
+@dataclass
+class SweepStats:
+    """What a sweep did: episode counts, timings (Ray start-up apart) and failures."""
+
+    suite: str
+    out: str
+    episodes: int
+    skipped: int
+    ran: int
+    failed: list[tuple[tuple[Any, ...], str]]
+    tasks: int
+    executor: str
+    workers: int
+    startup_s: float
+    run_s: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: str = "ray",
+              address: str | None = None, workers: int | None = None, max_episodes_per_task: int | None = None,
+              progress: bool = True, compact: bool = True) -> SweepStats:
+    """Run a suite's episodes and store one row each in ``out``.
+
+    Parameters
+    ----------
+    suite : Suite
+    out : path
+        The suite's results folder (created).
+    resume : bool
+        Keep the rows already in ``out`` and run only the missing keys; without it, a
+        folder that holds rows is an error.
+    executor : {"ray", "local"}
+        Ray tasks (a local Ray unless ``address`` or ``RAY_ADDRESS`` names a cluster), or
+        this process alone.
+    address : str, optional
+        A Ray cluster to join.
+    workers : int, optional
+        CPUs of a local Ray (default: all) and the number of workers tasks are planned for.
+    max_episodes_per_task : int, optional
+        Upper bound on the episodes of one task (default 200).
+    progress : bool
+        Show a progress bar (episodes done, rate, ETA) on stderr.
+    compact : bool
+        Merge the task files into one once every episode is stored.
+
+    Returns
+    -------
+    SweepStats
+
+    Raises
+    ------
+    SweepError
+        For results already in ``out`` without ``resume``, or of another suite.
+    """
+    from tqdm import tqdm
+
+    if executor not in ("ray", "local"):
+        raise SweepError(f"executor {executor!r}: expected 'ray' or 'local'")
+    _require_pyarrow()
+    store = ResultStore(out)
+    store.open(suite, resume)
+    episodes = suite.episodes()
+    stored = store.keys() if resume else set()
+    pending = [e for e in episodes if e.key not in stored]
+    user_modules: dict[str, Any] = {}
+    for e in pending:
+        if e.policy.kind == "user":
+            e.policy.build()  # fail now, on the driver, for a class that cannot be imported or built
+            top = e.policy.name.split(":", 1)[0].split(".")[0]
+            module = sys.modules.get(top)
+            if module is not None and "site-packages" not in str(getattr(module, "__file__", "")):
+                user_modules[top] = module
+    prov = Provenance.current()
+    failed: list[tuple[tuple[Any, ...], str]] = []
+    bars: list[Any] = []
+
+    def start_bar() -> None:  # once Ray is up, so that its rate and ETA count episodes only
+        bars.append(tqdm(total=len(pending), unit="ep", desc=suite.name + (" --quick" if suite.quick else ""),
+                         disable=not progress, file=sys.stderr, smoothing=0.05, dynamic_ncols=True))
+
+    def on_result(task: Task, result: TaskResult) -> None:
+        store.write(task, result)
+        failed.extend(result.failures)
+        bars[0].update(len(task.episodes))
+        if failed:
+            bars[0].set_postfix(failed=len(failed))
+
+    def on_failure(task: Task, why: str) -> None:
+        failed.extend((e.key, why) for e in task.episodes)
+        bars[0].update(len(task.episodes))
+        bars[0].set_postfix(failed=len(failed))
+
+    startup = 0.0
+    tasks: list[Task] = []
+    try:
+        if executor == "ray" and pending:
+            with _Ray(address, workers, tuple(user_modules[k] for k in sorted(user_modules))) as session:
+                startup = session.startup_s
+                n_workers = session.cpus
+                tasks = plan_tasks(pending, n_workers, max_episodes_per_task)
+                start_bar()
+                begin = time.perf_counter()
+                session.run(tasks, prov, on_result, on_failure)
+                run_s = time.perf_counter() - begin
+        else:
+            n_workers = 1
+            tasks = plan_tasks(pending, 1, max_episodes_per_task)
+            start_bar()
+            begin = time.perf_counter()
+            _run_local(tasks, prov, on_result, on_failure)
+            run_s = time.perf_counter() - begin
+    finally:
+        for bar in bars:
+            bar.close()
+    if compact and not failed:
+        store.compact()
+    return SweepStats(suite.name, str(out), len(episodes), len(episodes) - len(pending), len(pending) - len(failed),
+                      failed, len(tasks), executor, n_workers, startup, run_s)
+
+
+# ---------------------------------------------------------------------------------------
+# Reading results
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class SuiteResults:
+    """The stored results of one suite: its rows, its series and the suite itself."""
+
+    store: ResultStore | None
+    manifest: dict[str, Any]
+    rows: pd.DataFrame
+    _series: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["suite"])
+
+    def series(self, kind: str) -> pd.DataFrame:
+        """A stored series kind (empty when none is stored, or for results held in memory
+        without their folder)."""
+        if kind not in self._series:
+            self._series[kind] = self.store.series(kind) if self.store is not None else pd.DataFrame()
+        return self._series[kind]
+
+    def suite(self) -> Suite:
+        """The suite the rows come from, rebuilt from the manifest."""
+        m = self.manifest
+        return from_source(m["source"], m["spec"], bool(m.get("quick")))
+
+
+def load_results(path: str | Path) -> list[SuiteResults]:
+    """Results of a suite folder, or of every suite folder directly inside ``path``.
+
+    Raises
+    ------
+    SweepError
+        If no results are found.
+    """
+    root = Path(path)
+    folders = [root] if (root / _MANIFEST).exists() else sorted(p for p in root.glob("*") if (p / _MANIFEST).exists())
+    if not folders:
+        raise SweepError(f"{root}: no sweep results here ({_MANIFEST} in it or in its subfolders)")
+    out = []
+    for folder in folders:
+        store = ResultStore(folder)
+        out.append(SuiteResults(store, store.manifest(), store.load()))
+    return sorted(out, key=lambda r: r.name)

@@ -1,0 +1,267 @@
+"""Reports: statistics, the gap to an upper bound, claims, reproducible Markdown, the HTML's
+images, replay validation and a headless-Chromium screenshot."""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from mpsched.experiments.report import (
+    _Context,
+    block_statistics,
+    build_report,
+    ci95,
+    evaluate_claim,
+    gap_to_bound,
+    policy_table,
+    t975,
+    validate,
+)
+from mpsched.experiments.sweep import SuiteResults
+
+pytest.importorskip("matplotlib", reason="figures need matplotlib (the plot extra)")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def synthetic(bound: float | None = 0.9) -> SuiteResults:
+    """Two scenarios x three policies x three seeds with made-up scores; the optimum's
+    rows carry an upper bound on the first scenario only (when ``bound`` is given)."""
+    score = {"a": [0.60, 0.62, 0.64], "b": [0.40, 0.50, 0.60], "optimum": [0.85, 0.86, 0.87]}
+    rows = []
+    for scen, shift, rtt in (("s1", 0.0, 40), ("s2", 0.1, 80)):
+        for pol, values in score.items():
+            for seed, v in enumerate(values):
+                rows.append({
+                    "suite": "syn", "scenario": scen, "policy": pol, "seed": seed, "group": "g",
+                    "on_time_rate": v + shift, "weighted_on_time_rate": v + shift, "goodput_bps": 1e6 * (v + shift),
+                    "rebuffer_s": 10 * (1 - v), "upper_bound": bound if (pol == "optimum" and scen == "s1"
+                                                                          and bound is not None) else np.nan,
+                    "scenario_params": json.dumps({"rtt": rtt}), "scenario_hash": scen, "policy_name": pol,
+                    "policy_spec": "{}", "drop_expired": False, "mpsched_version": "0.1.0", "git_rev": "abc",
+                    "wall_s": 0.01 * seed,
+                })
+    manifest = {
+        "suite": "syn", "quick": False, "source": "mapping",
+        "spec": {"name": "syn", "title": "Synthetic", "metrics": ["on_time_rate", "goodput_bps", "rebuffer_s"],
+                 "figures": [{"id": "line", "kind": "line", "group": "g", "x": "rtt", "y": "on_time_rate"},
+                             {"id": "bars", "kind": "bars", "group": "g", "y": ["on_time_rate", "rebuffer_s"]},
+                             {"id": "rank", "kind": "rank"}, {"id": "heat", "kind": "heatmap"}],
+                 "claims": [{"figure": "Fig. 1", "paper": "a beats b by up to 20 points", "kind": "max_diff",
+                             "group": "g", "a": "a", "b": "b", "metric": "on_time_rate",
+                             "expect": {"op": ">", "value": 0.0}}]},
+        "layout": [{"name": "g", "title": "Group g", "description": "", "scenarios": ["s1", "s2"],
+                    "policies": ["a", "b", "optimum"], "params": {"s1": {"rtt": 40}, "s2": {"rtt": 80}}}],
+    }
+    return SuiteResults(None, manifest, pd.DataFrame(rows))
+
+
+def context(res: SuiteResults) -> _Context:
+    from mpsched.experiments.report import _enriched, _layout
+
+    return _Context(res, _enriched(res, res.manifest["spec"]), _layout(res), "weighted_on_time_rate")
+
+
+def test_student_t_and_confidence_interval() -> None:
+    assert t975(1) == 12.706 and t975(4) == 2.776 and t975(30) == 2.042
+    assert t975(40) == pytest.approx(2.021, abs=1e-3) and t975(120) == pytest.approx(1.980, abs=1e-3)
+    mean, half, n = ci95([1.0, 2.0, 3.0, 4.0])
+    assert (mean, n) == (2.5, 4)
+    assert half == pytest.approx(3.182 * math.sqrt(5 / 3) / 2)
+    single = ci95([3.0, float("nan")])
+    assert single[0] == 3.0 and math.isnan(single[1]) and single[2] == 1
+    assert ci95([float("nan")])[2] == 0
+
+
+def test_gap_to_the_upper_bound_per_scenario_and_seed() -> None:
+    """1 - score / bound where the optimum stored a bound for (scenario, seed); elsewhere
+    NaN. Policy a on s1, seed 1: 1 - 0.62 / 0.9."""
+    rows = synthetic().rows
+    gap = gap_to_bound(rows, "weighted_on_time_rate")
+    a1 = (rows["policy"] == "a") & (rows["scenario"] == "s1") & (rows["seed"] == 1)
+    assert gap[a1].item() == pytest.approx(1 - 0.62 / 0.9)
+    assert gap[rows["scenario"] == "s2"].isna().all()
+    assert gap[(rows["policy"] == "optimum") & (rows["scenario"] == "s1")].tolist() == \
+        pytest.approx([1 - 0.85 / 0.9, 1 - 0.86 / 0.9, 1 - 0.87 / 0.9])
+    assert gap_to_bound(synthetic(bound=None).rows, "weighted_on_time_rate").isna().all()
+
+
+def test_the_report_shows_the_gap_column_only_with_a_bound(tmp_path: Path) -> None:
+    md = build_report([synthetic()], tmp_path / "with").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("| # | policy"))
+    assert header.endswith("gap to upper bound |")
+    row_a = next(line for line in md.splitlines() if line.startswith("| 2 | a |"))
+    gaps = [1 - v / 0.9 for v in (0.60, 0.62, 0.64)]
+    mean, half, _ = ci95(gaps)
+    assert row_a.endswith(f"| {mean:.3f} ± {half:.3f} |")
+    without = build_report([synthetic(bound=None)], tmp_path / "without").read_text()
+    assert "gap to upper bound" not in without
+
+
+def test_policy_table_ranks_by_the_per_seed_means() -> None:
+    rows = synthetic().rows
+    table = policy_table(rows, ["on_time_rate"], "weighted_on_time_rate")
+    assert [r.policy for r in table] == ["optimum", "a", "b"]
+    # policy b: per-seed means over s1 and s2 are 0.45, 0.55, 0.65
+    mean, half, n = table[2].cells["on_time_rate"]
+    assert (mean, n) == (pytest.approx(0.55), 3)
+    assert half == pytest.approx(4.303 * 0.1 / math.sqrt(3))
+    lower_first = policy_table(rows, [], "rebuffer_s")
+    assert [r.policy for r in lower_first] == ["optimum", "a", "b"]
+
+
+def test_claims() -> None:
+    ctx = context(synthetic())
+    text, value = evaluate_claim(ctx, {"kind": "max_diff", "group": "g", "a": "a", "b": "b", "metric": "on_time_rate"})
+    assert value == pytest.approx(0.12) and "+12.0 points" in text
+    assert evaluate_claim(ctx, {"kind": "ratio", "a": "b", "b": "a", "metric": "goodput_bps"})[1] == \
+        pytest.approx(0.55 / 0.67)
+    assert evaluate_claim(ctx, {"kind": "reduction", "a": "a", "b": "b", "metric": "rebuffer_s"})[1] == \
+        pytest.approx(1 - 3.8 / 5.0)
+    assert evaluate_claim(ctx, {"kind": "count", "a": "a", "b": "b", "op": ">", "metric": "on_time_rate"}) == \
+        ("2 of 2 cases (s1: a 0.620 vs b 0.500; s2: a 0.720 vs b 0.600)", 1.0)
+    assert evaluate_claim(ctx, {"kind": "best", "policy": "a", "among": ["a", "b"], "metric": "on_time_rate"})[1] == 1.0
+    assert evaluate_claim(ctx, {"kind": "value", "policy": "b", "metric": "goodput_bps", "scenarios": ["s2"]}) == \
+        ("b: 0.60 Mbit/s", pytest.approx(600000.0))
+
+
+def test_block_statistics_and_active_streams() -> None:
+    """Three blocks: arrivals 0, 0, 1 s; completions 1, 2 s and never (counted to 2 s).
+    Active: 2 in [0, 1), 2 in [1, 2): time mean 2. Completion times 1 and 2 s; the
+    smaller half (sizes <= median 200) are the first two blocks."""
+    s = 1_000_000_000
+    blocks = pd.DataFrame({"arrival_ns": [0, 0, s], "completion_ns": [s, 2 * s, -1], "size_bytes": [100, 200, 300],
+                           "suite": "x", "scenario": "y", "policy": "p", "seed": 0})
+    stats = block_statistics(blocks).iloc[0]
+    assert stats["mean_active_streams"] == pytest.approx(2.0)
+    assert stats["median_completion_time_s"] == pytest.approx(1.5)
+    assert stats["small_mean_completion_time_s"] == pytest.approx(1.5)
+
+
+def image_sources(html: str) -> list[str]:
+    return re.findall(r'<img[^>]*\ssrc="([^"]+)"', html)
+
+
+def check_images(report: Path) -> int:
+    """Every image the HTML references exists (embedded PNG data or a file beside it), and
+    every image the Markdown references is a file there. Returns the number checked."""
+    html = (report / "index.html").read_text()
+    sources = image_sources(html)
+    for src in sources:
+        if src.startswith("data:"):
+            head, data = src.split(",", 1)
+            assert head == "data:image/png;base64"
+            png = base64.b64decode(data, validate=True)
+        else:
+            assert not re.match(r"^[a-z]+://", src), f"external image {src}"
+            png = (report / src).read_bytes()
+        assert png.startswith(PNG_SIGNATURE)
+        width, height = struct.unpack(">II", png[16:24])
+        assert width > 100 and height > 100
+    for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (report / "README.md").read_text()):
+        assert (report / target).is_file(), target
+    assert "http://" not in html and "https://" not in html  # nothing fetched from elsewhere
+    return len(sources)
+
+
+def test_html_images_exist(tmp_path: Path) -> None:
+    build_report([synthetic()], tmp_path)
+    assert check_images(tmp_path) == 4
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["bars.png", "heat.png", "line.png",
+                                                                          "rank.png"]
+
+
+def test_the_same_results_give_byte_identical_reports(tmp_path: Path) -> None:
+    first = build_report([synthetic()], tmp_path / "one").read_bytes()
+    second = build_report([synthetic()], tmp_path / "two").read_bytes()
+    assert first == second
+    assert (tmp_path / "one" / "index.html").read_bytes() == (tmp_path / "two" / "index.html").read_bytes()
+    for f in (tmp_path / "one" / "figures").iterdir():
+        assert f.read_bytes() == (tmp_path / "two" / "figures" / f.name).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small stored sweep (in process) with block tables."""
+    pytest.importorskip("pyarrow", reason="stored results need pyarrow (the sweep extra)")
+    from mpsched.experiments.suites import load_suite
+    from mpsched.experiments.sweep import run_sweep
+
+    out = tmp_path_factory.mktemp("swept")
+    suite = load_suite({
+        "name": "small", "seeds": 3, "metrics": ["on_time_rate", "mean_completion_time_s"],
+        "groups": [{"name": "web", "scenarios": [{"base": "dams-rtt-{r}", "grid": {"r": [40, 160]}}],
+                    "policies": ["minrtt", "dams", "srpt-ecf"], "series": ["blocks"]}],
+        "figures": [{"id": "cdf", "kind": "cdf", "group": "web"},
+                    {"id": "active", "kind": "timeseries", "series": "active", "group": "web",
+                     "scenario": "dams-rtt-160", "seed": 0},
+                    {"id": "line", "kind": "line", "group": "web", "x": "r", "y": ["on_time_rate", "mean_active_streams"]}],
+        "claims": [{"figure": "Fig. X", "paper": "DAMS is best", "kind": "best", "group": "web", "policy": "dams",
+                    "metric": "on_time_rate", "expect": {"op": ">=", "value": 1.0}}],
+    })
+    run_sweep(suite, out / "results", executor="local", progress=False)
+    return out / "results"
+
+
+def test_report_from_stored_results_is_reproducible(swept: Path, tmp_path: Path) -> None:
+    md1 = build_report(swept, tmp_path / "a").read_text()
+    md2 = build_report(swept, tmp_path / "b").read_text()
+    assert md1 == md2
+    assert "| where | paper | ours | agrees |" in md1 and "best in 2 of 2 scenarios | yes |" in md1
+    assert check_images(tmp_path / "a") == 3
+
+
+def test_validate_replays_rows_and_catches_a_changed_one(swept: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    assert validate(swept, sample=5, seed=1) == []
+    copy = tmp_path / "copy"
+    shutil.copytree(swept, copy)
+    (part,) = (copy / "rows").glob("*.parquet")
+    table = pq.read_table(part)
+    df = table.to_pandas()
+    df.loc[:, "on_time_rate"] = df["on_time_rate"] + 0.01
+    pq.write_table(type(table).from_pandas(df, preserve_index=False).replace_schema_metadata(table.schema.metadata),
+                   part)
+    problems = validate(copy, sample=3, seed=0)
+    assert len(problems) == 3 and all("on_time_rate" in p for p in problems)
+
+
+def test_report_command_validates_first(swept: Path, tmp_path: Path) -> None:
+    from mpsched.experiments.cli import main
+
+    assert main(["report", str(swept), "--out", str(tmp_path / "r"), "--validate", "--sample", "4"]) == 0
+    assert (tmp_path / "r" / "README.md").exists() and (tmp_path / "r" / "index.html").exists()
+
+
+def test_headless_chromium_renders_tables_and_figures(tmp_path: Path) -> None:
+    """Acceptance 5: the HTML report opens in headless Chromium and the screenshot shows
+    the page (tables and figures), not a blank or an error page."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium); the image check above still runs")
+    build_report([synthetic()], tmp_path / "report")
+    shot = tmp_path / "shot.png"
+    done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--window-size=1200,2600", f"--screenshot={shot}",
+                           (tmp_path / "report" / "index.html").as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert pixels.shape[:2] == (2600, 1200)
+    colours = np.unique((pixels.reshape(-1, 3) * 255).astype(np.uint8), axis=0)
+    assert len(colours) > 200  # text, table rules and the figures' lines and bars
+    # the figures' colours (matplotlib's blue and orange) are on the page
+    for rgb in ((31, 119, 180), (255, 127, 14)):
+        assert (np.abs(colours.astype(int) - rgb).sum(axis=1) <= 6).any(), rgb

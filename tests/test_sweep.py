@@ -1,0 +1,253 @@
+"""Sweeps: task planning, rows equal to simulate(), parquet storage, resume, compaction,
+failures, and the same rows on Ray as in process."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from mpsched.envs import simulate
+from mpsched.experiments.suites import Suite, load_suite
+from mpsched.experiments.sweep import (
+    KEY_COLUMNS,
+    TIMING_COLUMNS,
+    Provenance,
+    ResultStore,
+    SweepError,
+    Task,
+    load_results,
+    plan_tasks,
+    run_sweep,
+    run_task,
+)
+
+pytest.importorskip("pyarrow", reason="storing results needs pyarrow (the sweep extra)")
+
+SUITE = {
+    "name": "unit",
+    "seeds": 2,
+    "groups": [
+        {"name": "video", "scenarios": [{"base": "dams-rtt-{r}", "grid": {"r": [40, 120]}}],
+         "policies": ["minrtt", "dams", {"name": "edf", "label": "edf-drop", "drop_expired": True}],
+         "series": {"kinds": ["blocks"], "seeds": [0]}},
+        {"name": "inorder", "scenarios": [{"name": "inorder", "base": {
+            "duration_s": 3, "transport": {"mss_bytes": 1500},
+            "receiver": {"type": "in_order", "rbuf_bytes": 35000, "sequence": "stream"},
+            "paths": [{"bandwidth": 1, "rtt_ms": 20}, {"bandwidth": 2, "rtt_ms": 100}],
+            "workload": {"type": "bulk", "rate_mbps": 12, "chunk_bytes": 1500}}}],
+         "policies": ["blind-rr", "daps"], "series": ["rbuf", "delivery"]},
+    ],
+}
+
+
+def unit_suite(**changes: object) -> Suite:
+    return load_suite({**SUITE, **changes})
+
+
+def comparable(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows without the columns that differ between runs of the same episode."""
+    return rows.drop(columns=[c for c in TIMING_COLUMNS if c in rows]).reset_index(drop=True)
+
+
+def test_plan_batches_by_scenario_and_seed_and_isolates_the_optimum() -> None:
+    suite = load_suite({"name": "p", "seeds": 3, "groups": [{
+        "name": "g", "scenarios": ["dams-rtt-40", "dams-rtt-80"],
+        "policies": ["minrtt", "dams", "rr", {"name": "optimum", "resources": {"num_cpus": 2}}]}]})
+    episodes = suite.episodes()
+    tasks = plan_tasks(episodes, workers=2)
+    assert sorted(k for t in tasks for k in (e.key for e in t.episodes)) == sorted(e.key for e in episodes)
+    solo = [t for t in tasks if t.episodes[0].policy.kind == "optimum"]
+    assert len(solo) == 6 and all(len(t.episodes) == 1 and t.ray_options()["num_cpus"] == 2 for t in solo)
+    batched = [t for t in tasks if t not in solo]
+    assert all(e.policy.batched for t in batched for e in t.episodes)
+    # sorted by (scenario, seed): a task runs every policy of a built episode in a row
+    order = [(e.case.name, e.seed) for t in batched for e in t.episodes]
+    assert order == sorted(order)
+    capped = plan_tasks(episodes, workers=1, max_episodes=2)
+    assert max(len(t.episodes) for t in capped) <= 2
+
+
+def test_task_rows_equal_simulate() -> None:
+    """A task builds each (scenario, seed) once and runs every policy on it; its rows
+    hold what simulate() gives, plus the key, provenance and path throughputs."""
+    suite = unit_suite()
+    episodes = [e for e in suite.episodes() if e.group == "video"]
+    result = run_task(Task(tuple(episodes)), Provenance("9.9", "abc"))
+    assert not result.failures and len(result.rows) == len(episodes)
+    for e, row in zip(episodes, result.rows):
+        ref = simulate(e.case.scenario, e.policy.build(), seed=e.seed, drop_expired=e.drop_expired)
+        for k, v in ref.row().items():
+            if k in ("wall_s", "policy"):
+                continue
+            assert row[k] == v or (isinstance(v, float) and math.isnan(v) and math.isnan(row[k])), (e.key, k)
+        assert (row["suite"], row["scenario"], row["policy"], row["seed"]) == e.key
+        assert row["path1_throughput_bps"] == pytest.approx(float(ref.paths.loc[1, "throughput_bps"]))
+        assert row["mpsched_version"] == "9.9" and row["git_rev"] == "abc" and row["scenario_hash"] == e.case.hash
+        assert json.loads(row["policy_spec"])["name"] == e.policy.name
+        assert math.isnan(row["upper_bound"])
+    assert {k for k, _, _ in result.series} == {"blocks"}
+    assert {key for _, key, _ in result.series} == {e.key for e in episodes if e.seed == 0}
+
+
+def test_local_sweep_stores_rows_and_series(tmp_path: Path) -> None:
+    suite = unit_suite()
+    stats = run_sweep(suite, tmp_path / "r", executor="local", progress=False)
+    assert stats.ok and stats.ran == len(suite.episodes()) == 16
+    (res,) = load_results(tmp_path / "r")
+    rows = res.rows
+    assert list(rows.columns[:5]) == list(KEY_COLUMNS) + ["group"]
+    assert len(rows) == 16 and not rows.duplicated(list(KEY_COLUMNS)).any()
+    assert rows[list(KEY_COLUMNS)].equals(rows[list(KEY_COLUMNS)].sort_values(list(KEY_COLUMNS)))
+    assert rows.loc[rows["policy"] == "daps", "mean_rbuf_bytes"].notna().all()
+    # once complete, the task files are merged into one
+    assert [f.name.split("-")[0] for f in (tmp_path / "r" / "rows").glob("*.parquet")] == ["merged"]
+    blocks = res.series("blocks")
+    assert set(map(tuple, blocks[list(KEY_COLUMNS)].drop_duplicates().itertuples(index=False))) == \
+        {e.key for e in suite.episodes() if e.group == "video" and e.seed == 0}
+    rbuf = res.series("rbuf")
+    assert set(rbuf["policy"]) == {"blind-rr", "daps"} and (rbuf["rbuf_bytes"] <= 35000).all()
+    manifest = res.manifest
+    assert manifest["suite"] == "unit" and [g["name"] for g in manifest["layout"]] == ["video", "inorder"]
+
+
+def test_existing_results_need_resume(tmp_path: Path) -> None:
+    suite = unit_suite()
+    run_sweep(suite, tmp_path, executor="local", progress=False)
+    with pytest.raises(SweepError, match="--resume"):
+        run_sweep(suite, tmp_path, executor="local", progress=False)
+    again = run_sweep(suite, tmp_path, executor="local", progress=False, resume=True)
+    assert again.skipped == 16 and again.ran == 0
+    other = unit_suite(seeds=3)
+    with pytest.raises(SweepError, match="different suite"):
+        run_sweep(other, tmp_path, executor="local", progress=False, resume=True)
+
+
+def test_resume_runs_only_the_missing_keys(tmp_path: Path) -> None:
+    """Remove some task files of an uncompacted sweep: a resumed sweep re-runs exactly
+    those keys and the result equals a clean run."""
+    suite = unit_suite()
+    clean = tmp_path / "clean"
+    run_sweep(suite, clean, executor="local", progress=False)
+    partial = tmp_path / "partial"
+    run_sweep(suite, partial, executor="local", progress=False, compact=False, max_episodes_per_task=3)
+    parts = sorted((partial / "rows").glob("part-*.parquet"))
+    assert len(parts) >= 4
+    for f in parts[::2]:
+        f.unlink()
+    kept = ResultStore(partial).keys()
+    stats = run_sweep(suite, partial, executor="local", progress=False, resume=True)
+    assert stats.skipped == len(kept) and stats.ran == 16 - len(kept)
+    pd.testing.assert_frame_equal(comparable(load_results(partial)[0].rows), comparable(load_results(clean)[0].rows))
+
+
+def test_compaction_never_counts_a_row_twice(tmp_path: Path) -> None:
+    """A merged file lists the task files it holds: if removing them is cut short, they
+    are ignored, and a later compaction folds new files in."""
+    suite = unit_suite()
+    run_sweep(suite, tmp_path, executor="local", progress=False, compact=False)
+    store = ResultStore(tmp_path)
+    parts = {f.name: f.read_bytes() for f in (tmp_path / "rows").glob("part-*.parquet")}
+    store.compact()
+    for name, data in parts.items():  # as if the driver died before removing them
+        (tmp_path / "rows" / name).write_bytes(data)
+    assert len(store.load()) == 16
+    assert len(store.files()) == 1
+    store.compact()
+    assert len(store.load()) == 16 and len(list((tmp_path / "rows").glob("*.parquet"))) == 1
+
+
+def test_a_failing_episode_is_reported_and_not_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "flaky.py").write_text(textwrap.dedent("""
+        from mpsched.envs import WAIT
+
+        class FailsOnSeed1:
+            def reset(self, obs):
+                self.first = True
+
+            def decide(self, obs):
+                if obs.n_arrived > 10 and self.seed_one(obs):
+                    raise RuntimeError("boom")
+                s = obs.sendable()
+                return int(s[0]) if len(s) else WAIT
+
+            def seed_one(self, obs):
+                return int(obs.size_bytes[0]) % 2 == 1
+    """))
+    monkeypatch.chdir(tmp_path)
+    suite = load_suite({"name": "f", "seeds": 4, "groups": [{"name": "g", "scenarios": ["dams-rtt-40"],
+                                                             "policies": ["minrtt", "flaky:FailsOnSeed1"]}]})
+    stats = run_sweep(suite, tmp_path / "r", executor="local", progress=False)
+    failed = {k for k, _ in stats.failed}
+    assert failed and all(k[2] == "flaky:FailsOnSeed1" for k in failed)
+    assert all("boom" in why for _, why in stats.failed)
+    stored = ResultStore(tmp_path / "r").keys()
+    assert stored.isdisjoint(failed) and len(stored) == 8 - len(failed)
+    # not compacted while rows are missing
+    assert list((tmp_path / "r" / "rows").glob("merged-*")) == []
+
+
+@pytest.fixture(scope="module")
+def ray_available() -> None:
+    pytest.importorskip("ray", reason="running on Ray needs ray (the sweep extra)")
+
+
+def test_ray_rows_equal_in_process_rows(tmp_path: Path, ray_available: None) -> None:
+    suite = unit_suite()
+    run_sweep(suite, tmp_path / "local", executor="local", progress=False)
+    stats = run_sweep(suite, tmp_path / "ray", executor="ray", workers=2, progress=False)
+    assert stats.ok and stats.executor == "ray" and stats.startup_s > 0
+    a, b = load_results(tmp_path / "local")[0], load_results(tmp_path / "ray")[0]
+    pd.testing.assert_frame_equal(comparable(a.rows), comparable(b.rows))
+    pd.testing.assert_frame_equal(a.series("rbuf"), b.series("rbuf"))
+
+
+USER_POLICY = textwrap.dedent('''
+    """A scheduler of the user's own, outside the project."""
+    from mpsched.envs import WAIT
+
+
+    class LargestFirst:
+        name = "largest-first"
+
+        def decide(self, obs):
+            s = obs.sendable()
+            if len(s) == 0:
+                return WAIT
+            return int(s[obs.remaining_bytes[s].argmax()])
+''')
+
+USER_SUITE = textwrap.dedent("""
+    name: user
+    seeds: 2
+    groups:
+      - name: g
+        scenarios: [dams-rtt-40]
+        policies: [minrtt, "largest_first:LargestFirst"]
+""")
+
+
+@pytest.mark.parametrize("executor", ["--local", "ray"])
+def test_user_class_runs_in_a_sweep_from_the_current_directory(tmp_path: Path, executor: str) -> None:
+    """Acceptance 4: ``module:Class`` from the current directory, through the command
+    line, without touching the project."""
+    if executor == "ray":
+        pytest.importorskip("ray", reason="running on Ray needs ray (the sweep extra)")
+    (tmp_path / "largest_first.py").write_text(USER_POLICY)
+    (tmp_path / "user.yaml").write_text(USER_SUITE)
+    cmd = [sys.executable, "-m", "mpsched.experiments.cli", "sweep", "user.yaml", "--out", "r", "--no-progress",
+           "--workers", "2"] + ([executor] if executor == "--local" else [])
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = load_results(tmp_path / "r")[0].rows
+    mine = rows[rows["policy"] == "largest_first:LargestFirst"]
+    assert len(mine) == 2 and set(mine["policy_name"]) == {"largest-first"}
+    ref = simulate("dams-rtt-40", "minrtt", seed=1).summary["on_time_rate"]
+    assert rows.loc[(rows["policy"] == "minrtt") & (rows["seed"] == 1), "on_time_rate"].item() == ref
+    assert np.isfinite(mine["on_time_rate"]).all()

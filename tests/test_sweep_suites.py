@@ -1,0 +1,248 @@
+"""Suites: loading, grid expansion, policy entries, the built-in suites and their errors."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from mpsched import baselines
+from mpsched.envs import PolicyError, scenarios
+from mpsched.experiments.suites import SuiteError, load_suite, names, scenario_hash
+
+BUILT_IN = ("dams-paper", "daps-paper", "leaderboard", "rtx-paper", "srpt-ecf-paper")
+
+
+def small(**changes: object) -> dict:
+    suite = {
+        "name": "small",
+        "seeds": 2,
+        "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt", "dams"]}],
+    }
+    suite.update(changes)
+    return suite
+
+
+def test_built_in_suites_load_and_expand() -> None:
+    """Every built-in suite the issue names is there and expands to distinct keys."""
+    assert set(BUILT_IN) <= set(names())
+    expected = {  # groups x scenarios x policies x seeds, counted by hand from the YAML files
+        "dams-paper": 2 * 7 * 10 + 5 * 7 * 5 + 6 * 7 * 5 + 4 * 7 * 5,
+        "daps-paper": 6 * 2 * 3,
+        "rtx-paper": 4 * 4 * 6 * 5,
+        "srpt-ecf-paper": 1 * 4 * 10,
+        "leaderboard": 8 * len(baselines.names()) * 10,
+    }
+    for name, count in expected.items():
+        episodes = load_suite(name).episodes()
+        assert len(episodes) == count, name
+        assert len({e.key for e in episodes}) == count, name
+
+
+def test_quick_variants_are_smaller() -> None:
+    for name in BUILT_IN:
+        full, quick = load_suite(name), load_suite(name, quick=True)
+        assert quick.quick and not full.quick
+        assert len(quick.episodes()) <= len(full.episodes())
+        assert max(e.case.scenario.duration_s for e in quick.episodes()) <= \
+            max(e.case.scenario.duration_s for e in full.episodes())
+    quick = load_suite("leaderboard", quick=True)
+    assert {e.seed for e in quick.episodes()} == {0, 1}
+    assert {e.case.scenario.duration_s for e in quick.episodes()} == {15.0}
+
+
+def test_leaderboard_runs_every_baseline_on_video_web_and_bulk() -> None:
+    suite = load_suite("leaderboard")
+    assert [g.name for g in suite.groups] == ["video", "web", "bulk"]
+    for g in suite.groups:
+        assert [p.label for p in g.policies] == baselines.names()
+    traced = [c for g in suite.groups for c in g.cases
+              if any(p.bandwidth and p.bandwidth["type"] == "trace" for p in c.scenario.paths)]
+    assert {c.name for c in traced} >= {"video-avc-cellular", "web-wifi-lte", "bulk-wifi-lte-olia"}
+
+
+def test_grid_over_built_in_names_gives_the_built_ins() -> None:
+    suite = load_suite("dams-paper")
+    rtt = suite.group("rtt")
+    assert [c.name for c in rtt.cases] == [f"dams-rtt-{r}" for r in (40, 80, 120, 160, 200)]
+    assert [c.params for c in rtt.cases] == [{"rtt2": r} for r in (40, 80, 120, 160, 200)]
+    assert rtt.cases[1].hash == scenario_hash(scenarios.get("dams-rtt-80"))
+
+
+def test_grid_set_and_name(tmp_path: Path) -> None:
+    """``set`` with [*] and an index; a whole-field value keeps its type; a delay key
+    replaces the others; the name is formatted."""
+    suite = load_suite(small(groups=[{
+        "name": "g",
+        "scenarios": [{
+            "name": "lossy-{cc}-{rtt}",
+            "base": {"duration_s": 2, "paths": [{"bandwidth": 3, "rtt_ms": 20}, {"bandwidth": 2, "rtt_ms": 60}],
+                     "workload": {"type": "avc"}},
+            "grid": {"cc": ["newreno", "cubic"], "rtt": [30, 90]},
+            "set": {"paths[*].cc": "{cc}", "paths[1].one_way_delay_ms": "{rtt}"},
+        }],
+        "policies": ["minrtt"],
+    }]))
+    cases = suite.groups[0].cases
+    assert [c.name for c in cases] == ["lossy-newreno-30", "lossy-newreno-90", "lossy-cubic-30", "lossy-cubic-90"]
+    sc = cases[3].scenario
+    assert [p.cc for p in sc.paths] == ["cubic", "cubic"]
+    assert sc.paths[1].rtt_s == pytest.approx(0.18) and sc.paths[0].rtt_s == pytest.approx(0.02)
+    assert len({c.hash for c in cases}) == 4
+
+
+def test_scenario_files_resolve_against_the_suite_folder(tmp_path: Path) -> None:
+    (tmp_path / "sc").mkdir()
+    (tmp_path / "sc" / "two.yaml").write_text(textwrap.dedent("""
+        name: two
+        duration_s: 2
+        paths: [{bandwidth: 3, rtt_ms: 20}, {bandwidth: 2, rtt_ms: 60}]
+        workload: {type: bulk, rate_mbps: 4}
+    """))
+    (tmp_path / "suite.yaml").write_text(textwrap.dedent("""
+        name: files
+        groups:
+          - name: g
+            scenarios: [sc/two.yaml]
+            policies: [minrtt]
+    """))
+    suite = load_suite(tmp_path / "suite.yaml")
+    assert suite.groups[0].cases[0].name == "two"
+    assert suite.source == str((tmp_path / "suite.yaml").resolve())
+
+
+def test_scenario_hash_does_not_depend_on_where_the_trace_file_is(tmp_path: Path) -> None:
+    trace = "0.0 2.0\n1.0 3.0\n"
+    hashes = []
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "t.log").write_text(trace)
+        suite = load_suite(small(groups=[{"name": "g", "policies": ["minrtt"], "scenarios": [{
+            "name": "traced",
+            "base": {"duration_s": 2, "workload": {"type": "avc"},
+                     "paths": [{"bandwidth": {"type": "trace", "format": "cooked", "file": f"{tmp_path / folder}/t.log"},
+                                "rtt_ms": 20}]}}]}]))
+        hashes.append(suite.groups[0].cases[0].hash)
+    assert hashes[0] == hashes[1]
+
+
+def test_policy_entries() -> None:
+    suite = load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"], "policies": [
+        "minrtt",
+        {"name": "dams-robust", "params": {"alpha": 0.5}},
+        {"name": "edf", "label": "edf-drop", "drop_expired": True},
+        {"name": "optimum", "resources": {"num_cpus": 2, "memory_gb": 4}},
+        "agent:ppo-video",
+        "my_module:MyPolicy",
+    ]}]))
+    p = {x.label: x for x in suite.groups[0].policies}
+    assert list(p) == ["minrtt", "dams-robust(alpha=0.5)", "edf-drop", "optimum", "agent:ppo-video",
+                       "my_module:MyPolicy"]
+    assert [x.kind for x in p.values()] == ["baseline", "baseline", "baseline", "optimum", "agent", "user"]
+    assert p["minrtt"].batched and p["my_module:MyPolicy"].batched
+    assert not p["optimum"].batched and not p["agent:ppo-video"].batched
+    assert p["optimum"].resources == {"num_cpus": 2.0, "memory_gb": 4.0}
+    drops = {e.policy.label: e.drop_expired for e in suite.episodes()}
+    assert drops["edf-drop"] and not drops["minrtt"]
+
+
+def test_star_is_every_baseline() -> None:
+    suite = load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["*"]}]))
+    assert [p.name for p in suite.groups[0].policies] == baselines.names()
+
+
+def test_optimum_and_agents_name_the_missing_piece() -> None:
+    """Until mpsched.solvers provides Optimum and mpsched.agents provides load, a suite
+    that asks for them fails when the episode is built, saying what is missing."""
+    suite = load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"],
+                                      "policies": ["optimum", "agent:ppo-video"]}]))
+    optimum, agent = suite.groups[0].policies
+    import mpsched.agents
+    import mpsched.solvers
+
+    if not hasattr(mpsched.solvers, "Optimum"):
+        with pytest.raises(PolicyError, match=r"mpsched\.solvers\.Optimum"):
+            optimum.build()
+    if not hasattr(mpsched.agents, "load"):
+        with pytest.raises(PolicyError, match=r"mpsched\.agents\.load"):
+            agent.build()
+
+
+def test_user_policy_from_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "first_block.py").write_text(textwrap.dedent("""
+        from mpsched.envs import WAIT
+
+        class FirstBlock:
+            name = "first-block"
+
+            def __init__(self, offset=0):
+                self.offset = offset
+
+            def decide(self, obs):
+                s = obs.sendable()
+                return int(s[min(self.offset, len(s) - 1)]) if len(s) else WAIT
+    """))
+    monkeypatch.chdir(tmp_path)
+    suite = load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"],
+                                      "policies": [{"name": "first_block:FirstBlock", "params": {"offset": 1}}]}]))
+    spec = suite.groups[0].policies[0]
+    assert spec.label == "first_block:FirstBlock(offset=1)"
+    assert spec.build().offset == 1
+    with pytest.raises(PolicyError, match="cannot import module 'no_such_module'"):
+        load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"],
+                                  "policies": ["no_such_module:X"]}])).groups[0].policies[0].build()
+    with pytest.raises(PolicyError, match="has no attribute 'Missing'"):
+        load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"],
+                                  "policies": ["first_block:Missing"]}])).groups[0].policies[0].build()
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"name": "bad name"}, "name: got 'bad name'"),
+    ({"seeds": 0}, "seeds: got 0"),
+    ({"colour": "red"}, "colour: got 'red'"),
+    ({"groups": []}, "groups: got"),
+    ({"groups": [{"name": "g", "scenarios": ["no-such-scenario"], "policies": ["minrtt"]}]},
+     r"scenarios\[0\]\.base: got 'no-such-scenario'"),
+    ({"groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["no-such-policy"]}]},
+     r"policies\[0\]\.name: got 'no-such-policy'"),
+    ({"groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": [{"name": "dams", "params": {"x": 1}}]}]},
+     "takes no parameter 'x'"),
+    ({"groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt", "minrtt"]}]},
+     "distinct labels"),
+    ({"groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]},
+                 {"name": "h", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}]},
+     r"each \(scenario, policy, seed\) once"),
+    ({"groups": [{"name": "g", "scenarios": [{"base": "dams-rtt-{x}", "grid": {"y": [1]}}],
+                  "policies": ["minrtt"]}]}, "name grid variables"),
+    ({"groups": [{"name": "g", "scenarios": [{"base": "dams-rtt-40", "set": {"paths[5].cc": "cubic"}}],
+                  "policies": ["minrtt"]}]}, "an index within paths"),
+    ({"groups": [{"name": "g", "scenarios": [{"base": "dams-rtt-40", "set": {"paths[0].cc": "vegas"}}],
+                  "policies": ["minrtt"]}]}, r"a valid scenario \(paths\[0\]\.cc"),
+    ({"quick": {"groups": ["nope"]}}, "quick.groups"),
+])
+def test_errors_name_the_field(change: dict, match: str) -> None:
+    with pytest.raises(SuiteError, match=match):
+        load_suite(small(**change))
+
+
+def test_unknown_suite_lists_the_built_ins() -> None:
+    with pytest.raises(SuiteError, match="dams-paper"):
+        load_suite("no-such-suite")
+
+
+def test_files_of_built_in_suites_ship_with_the_package() -> None:
+    """Every file a built-in suite's scenario reads lies in the suites' traces folder,
+    matches the package-data pattern (traces/*.txt) and is not ignored by git (which
+    ignores *.log)."""
+    from mpsched.experiments.suites import SUITES_DIR
+
+    files = set()
+    for name in names():
+        for g in load_suite(name).groups:
+            for c in g.cases:
+                for p in c.scenario.to_dict()["paths"]:
+                    if p.get("bandwidth", {}).get("type") == "trace":
+                        files.add(Path(p["bandwidth"]["file"]))
+    assert files
+    for f in files:
+        assert f.parent == SUITES_DIR / "traces" and f.suffix == ".txt" and f.is_file(), f
