@@ -228,6 +228,28 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_solve(args: argparse.Namespace) -> int:
+    from ..solvers import solve
+
+    def progress(p: Any) -> None:
+        known = "".join(f" {label} {x:.4f}" for label, x in (("value", p.value), ("bound", p.bound)) if x is not None)
+        line = f"[{p.elapsed_s:7.1f} s] {p.stage}:{known} {p.detail}"
+        print("\r" + line[:110].ljust(110), end="", file=sys.stderr, flush=True)
+
+    result = solve(args.scenario, slot_ms=args.slot_ms, time_limit_s=args.time_limit, threads=args.threads,
+                   model=args.model, seed=args.seed, backend=args.backend, progress=progress)
+    print(file=sys.stderr)
+    if args.json:
+        print(json.dumps(_json_safe(result.row()), indent=2))
+        return 0
+    print(f"scenario: {result.scenario}  seed: {result.seed}  model: {result.model}  slot: {args.slot_ms:g} ms")
+    print(f"status: {result.status} ({result.backend}, {result.solve_s:.2f} s): {result.message}")
+    print(f"value (weighted on-time rate): {result.value:.6f}   upper bound: {result.upper_bound:.6f}   "
+          f"gap: {result.gap:.3%}   total weight: {result.total_weight:g}")
+    print(f"blocks on time: {len(result.chosen)} of {result.problem.n_blocks}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpsched",
@@ -313,6 +335,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="CPUs of a local Ray (default: all)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("solve", help="the offline optimum of a scenario (OR-Tools) and its upper bound",
+                       epilog="example: mpsched solve --scenario dams-dynamic-1-rtt-40 --time-limit 60")
+    p.add_argument("--scenario", required=True, help="built-in name or YAML file")
+    p.add_argument("--slot-ms", type=float, default=10.0, help="slot length (default: %(default)s)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="solver time limit in s (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=2, help="solver threads (default: %(default)s)")
+    p.add_argument("--model", choices=("relaxed", "conservative", "lp"), default="relaxed",
+                   help="relaxed: upper bound on every policy; conservative: a followable schedule; "
+                        "lp: the LP bound (default: %(default)s)")
+    p.add_argument("--backend", choices=("auto", "sweep", "highs", "scip", "cpsat", "exhaustive"), default="auto",
+                   help="method (default: %(default)s: the exact sweep where it applies, else HiGHS)")
+    p.add_argument("--seed", type=int, default=None, help="episode seed (default: the scenario's)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_solve)
     return parser
 
 

@@ -1,6 +1,60 @@
 """Offline optima for the multipath deadline problem.
 
-This subpackage will hold the OR-Tools models (conservative and relaxed MILPs and the LP
-bound), the replay of an optimal schedule in the packet simulator, and a small exhaustive
-solver used as a test oracle.
+Offline, every block and every bottleneck's bandwidth over time are known; the best
+weighted on-time rate any scheduler could reach is then a combinatorial optimum.
+
+- :func:`solve`: the optimum of the slot problem (:mod:`.problem`) in its relaxed model
+  (an upper bound on every policy in the simulator), its conservative model (a schedule
+  a sender can follow) or its LP relaxation, with the exact sweep (:mod:`.sweep`), a
+  MILP (:mod:`.milp`: HiGHS, SCIP or CP-SAT) or exhaustive search (:mod:`.exhaustive`);
+- :class:`Optimum` and :func:`optimum`: the conservative schedule replayed in the packet
+  simulator, an :class:`~mpsched.envs.EpisodeResult` named ``optimum``;
+- :func:`gap_columns` and :func:`optimality_gaps`: every policy's distance to the bound.
+
+>>> from mpsched.solvers import solve
+>>> result = solve("dams-rtt-40", time_limit_s=60)  # doctest: +SKIP
+>>> result.status, result.value, result.upper_bound  # doctest: +SKIP
+('optimal', 1.0, 1.0)
 """
+
+from .exhaustive import solve_exhaustive
+from .flow import Allocation, allocate, repair
+from .gaps import gap_columns, optimality_gaps
+from .problem import MODELS, SlotProblem, build_problem
+from .replay import Optimum, optimum
+from .solve import (
+    MAX_VARIABLES,
+    SOLVE_BACKENDS,
+    SOLVE_MODELS,
+    STATUSES,
+    ModelTooLargeError,
+    Progress,
+    SolveResult,
+    SolverError,
+    solve,
+)
+from .sweep import solve_sweep
+
+__all__ = [
+    "solve",
+    "SolveResult",
+    "Progress",
+    "SolverError",
+    "ModelTooLargeError",
+    "STATUSES",
+    "SOLVE_MODELS",
+    "SOLVE_BACKENDS",
+    "MAX_VARIABLES",
+    "Optimum",
+    "optimum",
+    "gap_columns",
+    "optimality_gaps",
+    "SlotProblem",
+    "build_problem",
+    "MODELS",
+    "Allocation",
+    "allocate",
+    "repair",
+    "solve_sweep",
+    "solve_exhaustive",
+]

@@ -148,12 +148,13 @@ def build_problem(episode: Episode, slot_ns: int, model: str = "relaxed") -> Slo
     latest = deadline[:, None] - delay[None, :]  # last instant a byte may be served
     if model == "relaxed":
         first = arrival[:, None] // slot_ns + np.zeros_like(latest)
-        end = np.where(latest >= 0, latest // slot_ns + 1, 0)
+        # the window [arrival, latest] may be empty inside one slot: then no slot at all
+        end = np.where(latest >= arrival[:, None], latest // slot_ns + 1, 0)
     else:
         first = -(-arrival[:, None] // slot_ns) + np.zeros_like(latest)
         end = np.where(latest >= 0, latest // slot_ns, 0)
     end = np.maximum(end, first)
-    n_slots = int(end.max()) if end.size else 0
+    n_slots = int(end[end > first].max()) if np.any(end > first) else 0
     boundaries = np.arange(n_slots + 1, dtype=np.int64) * slot_ns
     mss, header = inputs["mss_bytes"], inputs["header_bytes"]
     capacity = np.zeros((len(episode.link_schedules), n_slots), dtype=np.int64)
