@@ -10,9 +10,9 @@ Usage::
 
 - ``scaling``: solve time of the relaxed and conservative models against the horizon
   (the scenario's ``duration_s`` set to each value), with the default method, and of
-  HiGHS on the MILP up to ``--milp-up-to`` seconds of horizon;
+  HiGHS alone on the MILP up to ``--milp-up-to`` seconds of horizon;
 - ``backends``: each method on one scenario (value, bound, gap, time), the MILP solvers
-  warm started from DAMS and EDF;
+  on their own (warm started from DAMS and EDF, without the sweep's start and bound);
 - ``slots``: relaxed and conservative optima per slot size on every built-in scenario;
 - ``gaps``: every native baseline's weighted on-time rate and gap to the relaxed upper
   bound (and to the conservative optimum), NewReno as the scenario defines it;
@@ -63,7 +63,7 @@ def scaling(scenario: str, horizons: Sequence[float], slot_ms: float, time_limit
                          r.value, r.upper_bound, f"{r.gap:.2%}", f"{r.solve_s:.2f}"))
         if horizon <= milp_up_to:
             r = solve(sc, model="relaxed", slot_ms=slot_ms, time_limit_s=time_limit_s, threads=threads,
-                      backend="highs")
+                      backend="highs", assist=False)
             rows.append((f"{horizon:g}", "relaxed", r.problem.n_blocks, r.problem.n_variables, r.backend, r.status,
                          r.value, r.upper_bound, f"{r.gap:.2%}", f"{r.solve_s:.2f}"))
     return _markdown(("horizon s", "model", "blocks", "variables", "method", "status", "value", "bound", "gap",
@@ -75,7 +75,7 @@ def backends(scenario: str, slot_ms: float, time_limit_s: float, threads: int) -
     for backend in ("sweep", "highs", "scip", "cpsat"):
         start = time.monotonic()
         r = solve(scenario, model="relaxed", slot_ms=slot_ms, time_limit_s=time_limit_s, threads=threads,
-                  backend=backend)
+                  backend=backend, assist=False)
         warm = max(r.warm_start.values()) if r.warm_start else float("nan")
         rows.append((backend, r.status, r.value, r.upper_bound, f"{r.gap:.2%}", warm,
                      f"{time.monotonic() - start:.1f}"))

@@ -822,7 +822,9 @@ def evaluate_claim(ctx: _Context, spec: dict[str, Any]) -> tuple[str, float]:
         detail = f" ({'; '.join(cases)})" if total <= 4 else ""
         return f"{hold} of {total} cases{detail}", float(hold) / total if total else float("nan")
     if kind == "best":
-        among = spec.get("among") or ctx.policies(spec.get("group"), ctx.group_rows(spec.get("group")))
+        # the optimum is a bound, not a competitor: "best" means best among the schedulers
+        among = spec.get("among") or [p for p in ctx.policies(spec.get("group"), ctx.group_rows(spec.get("group")))
+                                      if p != "optimum"]
         means = {p: _scenario_means(ctx, spec, p, metric) for p in among}
         higher = metric_format(metric).higher_is_better
         wins, total = 0, 0

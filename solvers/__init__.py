@@ -21,7 +21,7 @@ from .exhaustive import solve_exhaustive
 from .flow import Allocation, allocate, repair
 from .gaps import gap_columns, optimality_gaps
 from .problem import MODELS, SlotProblem, build_problem
-from .replay import Optimum, optimum
+from .replay import OfflineOptimum, Optimum, optimum
 from .solve import (
     MAX_VARIABLES,
     SOLVE_BACKENDS,
@@ -46,6 +46,7 @@ __all__ = [
     "SOLVE_BACKENDS",
     "MAX_VARIABLES",
     "Optimum",
+    "OfflineOptimum",
     "optimum",
     "gap_columns",
     "optimality_gaps",

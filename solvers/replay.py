@@ -33,7 +33,7 @@ from ..envs.scenarios import resolve
 from ..envs.simulate import simulate
 from .solve import SolveResult, solve
 
-__all__ = ["Optimum", "optimum", "with_ideal_cc"]
+__all__ = ["Optimum", "OfflineOptimum", "optimum", "with_ideal_cc"]
 
 
 class Optimum(Policy):
@@ -148,3 +148,42 @@ def optimum(
         "conservative": conservative,
     })
     return result
+
+
+class OfflineOptimum:
+    """The ``optimum`` entry of a suite: solves and replays each episode it is given.
+
+    Parameters
+    ----------
+    slot_ms, time_limit_s, threads, backend
+        As in :func:`optimum`.
+
+    Examples
+    --------
+    >>> OfflineOptimum(slot_ms=5).simulate("dams-rtt-40", seed=1)  # doctest: +SKIP
+    """
+
+    name = "optimum"
+
+    def __init__(self, slot_ms: float = 10.0, time_limit_s: float = 60.0, threads: int = 1,
+                 backend: str = "auto") -> None:
+        from .solve import SOLVE_BACKENDS, _check_args
+
+        _check_args(slot_ms, time_limit_s, threads, "conservative", backend)
+        if backend not in SOLVE_BACKENDS:
+            raise ValueError(f"backend: got {backend!r}; expected one of {', '.join(SOLVE_BACKENDS)}")
+        self.slot_ms = slot_ms
+        self.time_limit_s = time_limit_s
+        self.threads = threads
+        self.backend = backend
+
+    def params(self) -> dict[str, Any]:
+        return {"slot_ms": self.slot_ms, "time_limit_s": self.time_limit_s, "threads": self.threads,
+                "backend": self.backend}
+
+    def simulate(self, scenario: Scenario | str | Path | Mapping[str, Any], seed: int | None = None,
+                 drop_expired: bool = False) -> EpisodeResult:
+        """:func:`optimum` of one episode (the replay cancels what it leaves out, so
+        ``drop_expired`` changes nothing)."""
+        return optimum(scenario, seed, slot_ms=self.slot_ms, time_limit_s=self.time_limit_s,
+                       threads=self.threads, backend=self.backend)

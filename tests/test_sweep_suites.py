@@ -27,11 +27,11 @@ def test_built_in_suites_load_and_expand() -> None:
     """Every built-in suite the issue names is there and expands to distinct keys."""
     assert set(BUILT_IN) <= set(names())
     expected = {  # groups x scenarios x policies x seeds, counted by hand from the YAML files
-        "dams-paper": 2 * 7 * 10 + 5 * 7 * 5 + 6 * 7 * 5 + 4 * 7 * 5,
+        "dams-paper": 2 * 8 * 10 + 5 * 8 * 5 + 6 * 8 * 5 + 4 * 8 * 5,
         "daps-paper": 6 * 2 * 3,
         "rtx-paper": 4 * 4 * 6 * 5,
         "srpt-ecf-paper": 1 * 4 * 10,
-        "leaderboard": 8 * len(baselines.names()) * 10,
+        "leaderboard": 8 * (len(baselines.names()) + 1) * 10,
     }
     for name, count in expected.items():
         episodes = load_suite(name).episodes()
@@ -151,21 +151,25 @@ def test_star_is_every_baseline() -> None:
     assert [p.name for p in suite.groups[0].policies] == baselines.names()
 
 
-def test_optimum_and_agents_name_the_missing_piece() -> None:
-    """Until mpsched.solvers provides Optimum and mpsched.agents provides load, a suite
-    that asks for them fails when the episode is built, saying what is missing."""
-    suite = load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"],
-                                      "policies": ["optimum", "agent:ppo-video"]}]))
-    optimum, agent = suite.groups[0].policies
-    import mpsched.agents
-    import mpsched.solvers
-
-    if not hasattr(mpsched.solvers, "Optimum"):
-        with pytest.raises(PolicyError, match=r"mpsched\.solvers\.Optimum"):
-            optimum.build()
-    if not hasattr(mpsched.agents, "load"):
-        with pytest.raises(PolicyError, match=r"mpsched\.agents\.load"):
-            agent.build()
+def test_optimum_entry_solves_and_replays_the_episode() -> None:
+    """``optimum`` in a suite builds the solver's replay; its result carries the relaxed
+    upper bound that the report's gap column divides by."""
+    pytest.importorskip("ortools", reason="the optimum needs OR-Tools (the solve extra)")
+    short = {"base": "dams-dynamic-1-rtt-40", "set": {"duration_s": 3}}
+    suite = load_suite(small(groups=[{"name": "g", "scenarios": [{"name": "short", **short}],
+                                      "policies": [{"name": "optimum", "params": {"slot_ms": 5}}, "dams"]}]))
+    optimum, dams = suite.groups[0].policies
+    assert optimum.kind == "optimum" and not optimum.batched
+    case = suite.groups[0].cases[0]
+    result = optimum.run(case.scenario, 0, drop_expired=False)
+    assert result.policy == "optimum"
+    bound = result.extra["upper_bound"]
+    assert result.summary["weighted_on_time_rate"] <= bound + 1e-12
+    assert dams.run(case.scenario, 0, drop_expired=False).summary["weighted_on_time_rate"] <= bound + 1e-12
+    with pytest.raises(Exception, match="slot_ms"):
+        load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"],
+                                  "policies": [{"name": "optimum", "params": {"slot_ms": -1}}]}])
+                   ).groups[0].policies[0].build()
 
 
 def test_user_policy_from_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

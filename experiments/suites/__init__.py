@@ -52,7 +52,7 @@ suite's) and ``resources`` (Ray task options ``num_cpus``, ``num_gpus``, ``memor
 Names are resolved when the suite is planned:
 
 - a registered baseline (:func:`mpsched.baselines.names`), or ``"*"`` for all of them;
-- ``optimum``: the offline optimum's replay, ``mpsched.solvers.Optimum(**params)``;
+- ``optimum``: the offline optimum's replay, ``mpsched.solvers.OfflineOptimum(**params)``;
 - ``agent:NAME``: a learned scheduler, ``mpsched.agents.load(NAME, **params)``;
 - ``module:Class``: a class importable from the current directory or ``PYTHONPATH``,
   built as ``Class(**params)``, any object with ``decide(obs)``.
@@ -223,8 +223,8 @@ class PolicySpec:
             return baselines.get(self.name, **self.params)
         if kind == "optimum":
             return _optional(
-                "mpsched.solvers", "Optimum",
-                "policy 'optimum' needs the offline optimum (mpsched.solvers.Optimum and the "
+                "mpsched.solvers", "OfflineOptimum",
+                "policy 'optimum' needs the offline optimum (mpsched.solvers.OfflineOptimum and the "
                 "'solve' extra: pip install 'mpsched[solve]')")(**self.params)
         if kind == "agent":
             load = _optional(
