@@ -91,14 +91,16 @@ class SweepError(MpschedError):
 
 def git_revision(path: str | Path | None = None) -> str:
     """The git revision of the source tree the package runs from (with ``-dirty`` when
-    tracked files are modified), or ``unknown`` outside a git checkout."""
+    tracked files outside ``reports/`` are modified: a sweep writing its results there
+    does not make its own source dirty), or ``unknown`` outside a git checkout."""
     here = Path(path) if path is not None else Path(__file__).resolve().parent.parent
     try:
         rev = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True,
                              text=True, timeout=10)
         if rev.returncode != 0:
             return "unknown"
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no", "--",
+                                ":/", ":(exclude,top)reports"],
                                capture_output=True, text=True, timeout=10)
         return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
