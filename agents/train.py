@@ -57,6 +57,7 @@ class TrainResult:
     algo: str
     seed: int
     timesteps: int
+    """Environment steps of reinforcement learning (``bc``: expert decisions)."""
     train_s: float
     evaluations: list[dict[str, float]] = field(default_factory=list)
     imitation: dict[str, float] = field(default_factory=dict)
@@ -428,6 +429,7 @@ def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_ex
     started = time.perf_counter()
     checkpoint = latest_checkpoint(out / CHECKPOINTS) if resume else None
     imitation: dict[str, float] = {}
+    len_demos = 0
     if checkpoint is not None:
         log(f"resuming from {checkpoint}")
         stats = checkpoint.with_suffix(".pkl")
@@ -455,6 +457,7 @@ def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_ex
             demos = demonstrations(from_expert, train_pool, steps, K, P, seed=seed, mask_expired=mask_expired,
                                    progress=bar.update)
             bar.close()
+            len_demos = len(demos)
         fit_normalization(model, demos.observations if demos is not None else _sample_observations(env, 20000, seed))
         if demos is not None:
             imitation = behaviour_clone(model, algo, demos, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
@@ -481,7 +484,8 @@ def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_ex
         evaluation.init_callback(model)
         evaluation.evaluate()
     final = evaluation.history[-1]
-    result = TrainResult(out, algo, seed, int(model.num_timesteps), train_s, evaluation.history, imitation, model)
+    steps = len_demos if algo == "bc" else int(model.num_timesteps)
+    result = TrainResult(out, algo, seed, steps, train_s, evaluation.history, imitation, model)
     _save(model, out, algo, hp, suite_obj.name, from_expert, seed, P, result, command)
     log(f"saved {out} ({train_s:.0f} s of training; held-out weighted on-time rate "
         f"{final['weighted_on_time_rate']:.4f})")

@@ -232,3 +232,16 @@ def test_bad_input_gives_clear_errors(tmp_path: Path) -> None:
         train("maskable_ppo", "dams-paper", 10, tmp_path / "x")
     suite = load_suite("agents")
     assert suite.split_groups("test")
+
+
+def test_cli_train_and_evaluate(trained: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    from mpsched.experiments.cli import main
+
+    out = trained["bc"].out
+    assert main(["evaluate", "--model", str(out), "--suite", str(trained["suite"]), "--baselines", "minrtt",
+                 "--json", "--no-progress"]) == 0
+    rows = __import__("json").loads(capsys.readouterr().out)
+    assert [r["scenario"] for r in rows] == ["test-short", "mean"]
+    assert set(rows[0]) == {"scenario", f"agent:{out}", "minrtt"}
+    assert main(["train", "--algo", "a2c", "--suite", str(trained["suite"]), "--out", str(out.parent / "x")]) == 2
+    assert "algo: got 'a2c'" in capsys.readouterr().err
