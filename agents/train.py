@@ -103,6 +103,11 @@ def load_hyperparams(algo: str, suite: str = "default", overrides: Sequence[str]
             value = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
             raise TrainingError(f"--hp {key}: {raw!r} is not a YAML value ({exc})") from None
+        if isinstance(value, str):
+            try:  # YAML reads 1e-4 (no decimal point) as a string
+                value = float(value)
+            except ValueError:
+                pass
         _set_dotted(hp, key.strip(), value)
     if hp.get("extractor", "set") not in EXTRACTORS:
         raise TrainingError(f"extractor: got {hp.get('extractor')!r}; expected one of {', '.join(EXTRACTORS)}")
