@@ -250,6 +250,61 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _agents() -> Any:
+    """mpsched.agents, or the error that names the missing extra."""
+    try:
+        from .. import agents
+    except ImportError as exc:
+        raise MpschedError(f"learned agents need the 'rl' extra (pip install 'mpsched[rl]'): {exc}") from None
+    return agents
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    _agents()
+    from ..agents.train import train
+
+    command = " ".join(["mpsched train", f"--algo {args.algo}", f"--suite {args.suite}"]
+                       + ([f"--timesteps {args.timesteps}"] if args.timesteps is not None else [])
+                       + ([f"--from-expert {args.from_expert}"] if args.from_expert else [])
+                       + [f"--seed {args.seed}"] + [f"--hp {h}" for h in args.hp] + [f"--out {args.out}"])
+    result = train(args.algo, args.suite, args.timesteps, args.out, from_expert=args.from_expert, seed=args.seed,
+                   overrides=args.hp, resume=args.resume, progress=not args.no_progress, command=command)
+    if result.evaluations:
+        last = result.evaluations[-1]
+        print(f"{args.algo}: {result.timesteps} steps in {result.train_s:.0f} s; held-out weighted on-time rate "
+              f"{last['weighted_on_time_rate']:.4f} -> {result.out}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    _agents()
+    import torch
+    from tqdm import tqdm
+
+    from ..agents.evaluate import evaluate
+
+    torch.set_num_threads(args.threads)
+    baselines = [b for b in args.baselines.split(",") if b] if args.baselines else []
+    with tqdm(unit="episode", file=sys.stderr, disable=args.no_progress or args.json) as bar:
+        ev = evaluate(args.model, args.suite, split=args.split, baselines=baselines, upper_bound=args.upper_bound,
+                      progress=bar.update)
+    if args.out:
+        import pandas as pd
+
+        pd.DataFrame([r.row() for r in ev.results]).to_csv(args.out, index=False)
+    rows = ev.table()
+    if args.json:
+        print(json.dumps([_json_safe(r) for r in rows], indent=2))
+        return 0
+    columns = [c for c in rows[0] if c != "scenario"]
+    width = max(len(r["scenario"]) for r in rows)
+    print(f"weighted on-time rate, {ev.suite} {ev.split} split (mean over seeds)")
+    print("scenario".ljust(width) + "".join(f"  {c:>14}" for c in columns))
+    for r in rows:
+        print(r["scenario"].ljust(width) + "".join(f"  {r[c]:>14.4f}" for c in columns))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpsched",
@@ -350,6 +405,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="episode seed (default: the scenario's)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("train", help="train a learned scheduler on a suite's train split (the 'rl' extra)",
+                       epilog="example: mpsched train --algo maskable_ppo --suite agents --from-expert dams "
+                              "--timesteps 300000 --out models/ppo --seed 0")
+    p.add_argument("--algo", required=True, help="maskable_ppo, ppo, dqn or bc")
+    p.add_argument("--suite", required=True, help="a suite with a train/test split (e.g. agents)")
+    p.add_argument("--timesteps", type=int, default=None,
+                   help="environment steps (bc: expert decisions; default: the hyperparameters' n_timesteps)")
+    p.add_argument("--out", required=True, help="model directory to write")
+    p.add_argument("--from-expert", choices=("dams", "optimum"), default=None,
+                   help="clone this expert's decisions first, then train from that start")
+    p.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    p.add_argument("--hp", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a hyperparameter of agents/hyperparams/ALGO.yaml (repeatable; dotted keys)")
+    p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUT/checkpoints")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("evaluate", help="score a trained model on a suite's test split",
+                       epilog="example: mpsched evaluate --model default --suite agents --baselines minrtt,rr,edf,dams")
+    p.add_argument("--model", required=True, help="a shipped model's name (agents/zoo) or a model directory")
+    p.add_argument("--suite", required=True, help="a suite with a train/test split")
+    p.add_argument("--split", choices=("test", "train"), default="test", help="(default: %(default)s)")
+    p.add_argument("--baselines", default="", metavar="A,B", help="registered policies to score on the same episodes")
+    p.add_argument("--upper-bound", action="store_true", help="also the relaxed slot model's bound per episode")
+    p.add_argument("--out", metavar="CSV", help="write every episode's scores to this CSV file")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_evaluate)
     return parser
 
 

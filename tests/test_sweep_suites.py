@@ -223,10 +223,40 @@ def test_user_policy_from_the_current_directory(tmp_path: Path, monkeypatch: pyt
     ({"groups": [{"name": "g", "scenarios": [{"base": "dams-rtt-40", "set": {"paths[0].cc": "vegas"}}],
                   "policies": ["minrtt"]}]}, r"a valid scenario \(paths\[0\]\.cc"),
     ({"quick": {"groups": ["nope"]}}, "quick.groups"),
+    ({"split": ["g"]}, "split: got"),
+    ({"split": {"train": ["g"]}}, r"split\.test: got None"),
+    ({"split": {"train": ["g"], "test": ["nope"]}}, r"split\.test: got \['nope'\]; expected names of groups"),
+    ({"split": {"train": ["g"], "test": ["g"]}}, "not in both"),
+    ({"split": {"train": ["g"], "test": ["h"], "valid": ["g"]}}, r"split\.valid"),
 ])
 def test_errors_name_the_field(change: dict, match: str) -> None:
     with pytest.raises(SuiteError, match=match):
         load_suite(small(**change))
+
+
+def test_split_names_disjoint_groups_and_episodes() -> None:
+    """The agents suite's split: train and test groups, no (scenario, seed) in both, the
+    paper's test traces never in training; a suite may share scenarios across the split
+    on other seeds but not on the same ones."""
+    suite = load_suite("agents")
+    assert suite.split == {"train": ("train-constant", "train-square", "train-trace"),
+                           "test": ("test-dynamic", "test-trace")}
+    train = {(c.name, s) for g in suite.split_groups("train") for c in g.cases for s in g.seeds}
+    test = {(c.name, s) for g in suite.split_groups("test") for c in g.cases for s in g.seeds}
+    assert train and test and not train & test
+    files = {str(p.bandwidth.get("file", "")).rsplit("/", 1)[-1] for g in suite.split_groups("train")
+             for c in g.cases for p in c.scenario.paths if p.bandwidth}
+    assert "cellular-1.50.txt" not in files and "cellular-2.36.txt" not in files
+    assert {c.scenario.workload["type"] for g in suite.split_groups("train") for c in g.cases} == {"avc"}
+    assert load_suite("agents", quick=True).split["train"] == ()
+    two = [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"], "seeds": [0, 1]},
+           {"name": "h", "scenarios": ["dams-rtt-40"], "policies": ["dams"], "seeds": [2]}]
+    assert load_suite(small(groups=two, split={"train": ["g"], "test": ["h"]})).split_groups("test")[0].seeds == (2,)
+    two[1]["seeds"] = [1]
+    with pytest.raises(SuiteError, match=r"split\.test: got \[\['dams-rtt-40', 1\]\]"):
+        load_suite(small(groups=two, split={"train": ["g"], "test": ["h"]}))
+    with pytest.raises(SuiteError, match="split: got None; expected a suite with a split"):
+        load_suite(small()).split_groups("train")
 
 
 def test_unknown_suite_lists_the_built_ins() -> None:

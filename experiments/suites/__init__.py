@@ -29,6 +29,7 @@ report reproduces are declared in the same file (:mod:`mpsched.experiments.repor
           - optimum                             # mpsched.solvers, when installed
           - agent:NAME                          # mpsched.agents, when installed
     quick: {seeds: 2, duration_s: 20}           # what --quick runs
+    split: {train: [GROUP, ...], test: [GROUP, ...]}   # for learned schedulers
 
 Scenario entries
 ----------------
@@ -59,6 +60,13 @@ Names are resolved when the suite is planned:
 
 The optimum and agents run one episode per task with their own resources (by default
 one CPU); baselines and user classes are batched, many episodes per task.
+
+Train/test split
+----------------
+``split`` names the groups whose scenarios and seeds a learned scheduler trains on
+(``train``) and the groups it is scored on (``test``, :mod:`mpsched.agents`). The two
+lists are disjoint and no (scenario, seed) pair is in both; a sweep runs every group as
+usual.
 """
 
 from __future__ import annotations
@@ -108,13 +116,14 @@ the in-order receive buffer, :meth:`EpisodeResult.receive_buffer`) and ``deliver
 (bytes handed to the application, :meth:`EpisodeResult.cumulative_delivery`)."""
 
 _SUITE_KEYS = ("name", "title", "paper", "description", "seeds", "metrics", "rank_by", "derived", "drop_expired",
-               "groups", "figures", "claims", "quick")
+               "groups", "figures", "claims", "quick", "split")
 _GROUP_KEYS = ("name", "title", "description", "scenarios", "policies", "seeds", "series")
 _CASE_KEYS = ("base", "name", "grid", "set")
 _POLICY_KEYS = ("name", "params", "label", "drop_expired", "resources")
 _RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory_gb")
 _QUICK_KEYS = ("seeds", "duration_s", "groups", "policies")
 _SERIES_KEYS = ("kinds", "seeds", "policies")
+SPLIT_PARTS: tuple[str, ...] = ("train", "test")
 _DELAY_KEYS = ("rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms")
 _QUEUE_KEYS = ("queue_bytes", "queue_packets", "queue_ms")
 DEFAULT_METRICS = ("on_time_rate", "weighted_on_time_rate", "high_priority_on_time_rate", "goodput_bps",
@@ -673,6 +682,9 @@ class Suite:
         The mapping it was built from (stored with the results, to re-run rows).
     source : str
         ``builtin:NAME`` or the suite file's absolute path, or ``mapping``.
+    split : dict
+        ``train`` and ``test`` -> group names, when the suite defines a split (empty
+        otherwise; in the quick variant, the groups it keeps).
     """
 
     name: str
@@ -687,6 +699,7 @@ class Suite:
     quick: bool
     spec: dict[str, Any]
     source: str
+    split: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any], base_dir: str | Path | None = None, quick: bool = False,
@@ -729,6 +742,7 @@ class Suite:
         names = [g.name for g in groups]
         if len(set(names)) != len(names):
             raise SuiteError(name, "groups", names, "distinct group names")
+        split = _split(raw.get("split"), groups, name)
         # The quick variant is checked whether or not it is asked for.
         quick_seeds = _seeds(quick_spec["seeds"], "quick.seeds", name) if "seeds" in quick_spec else None
         keep_groups = _strings(quick_spec["groups"], "quick.groups", name) if "groups" in quick_spec else None
@@ -751,6 +765,8 @@ class Suite:
             if quick_duration is not None:
                 groups = [replace(g, cases=tuple(_shortened(c, float(quick_duration)) for c in g.cases))
                           for g in groups]
+            kept = {g.name for g in groups}
+            split = {part: tuple(g for g in split[part] if g in kept) for part in split}
         figures = raw.get("figures", []) or []
         claims = raw.get("claims", []) or []
         for key, items in (("figures", figures), ("claims", claims)):
@@ -769,6 +785,7 @@ class Suite:
             quick=quick,
             spec=raw,
             source=source,
+            split=split,
         )
         suite._check_keys()
         return suite
@@ -811,12 +828,62 @@ class Suite:
                 return g
         raise KeyError(name)
 
+    def split_groups(self, part: str) -> tuple[Group, ...]:
+        """The groups of one part of the train/test split (``"train"`` or ``"test"``).
+
+        Raises
+        ------
+        SuiteError
+            When the suite defines no split, or for another part.
+        """
+        if part not in SPLIT_PARTS:
+            raise SuiteError(self.name, "split", part, "one of " + ", ".join(SPLIT_PARTS))
+        if not self.split:
+            raise SuiteError(self.name, "split", None, "a suite with a split: {train: [...], test: [...]} "
+                             "(the groups a learned scheduler trains and is tested on)")
+        return tuple(self.group(g) for g in self.split[part])
+
     def digest(self) -> str:
         """Digest of the expanded suite: every episode key with its scenario hash, policy
         and options (what a resumed sweep must agree with)."""
         items = [(e.group, e.case.hash, json.dumps(e.policy.to_dict(), sort_keys=True, default=str), e.drop_expired,
                   e.series) + e.key for e in self.episodes()]
         return hashlib.sha256(json.dumps(items, default=str).encode()).hexdigest()[:16]
+
+
+def _split(value: Any, groups: list[Group], suite: str) -> dict[str, tuple[str, ...]]:
+    """The validated train/test split: group names per part, disjoint in groups and in
+    (scenario, seed) pairs."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SuiteError(suite, "split", value, "a mapping with train and test (lists of group names)")
+    unknown = [k for k in value if k not in SPLIT_PARTS]
+    if unknown:
+        raise SuiteError(suite, f"split.{unknown[0]}", value[unknown[0]], "one of " + ", ".join(SPLIT_PARTS))
+    by_name = {g.name: g for g in groups}
+    split: dict[str, tuple[str, ...]] = {}
+    for part in SPLIT_PARTS:
+        if part not in value:
+            raise SuiteError(suite, f"split.{part}", None, "a non-empty list of group names")
+        chosen = value[part]
+        if not isinstance(chosen, list) or not chosen or not all(isinstance(g, str) for g in chosen):
+            raise SuiteError(suite, f"split.{part}", chosen, "a non-empty list of group names")
+        missing = [g for g in chosen if g not in by_name]
+        if missing:
+            raise SuiteError(suite, f"split.{part}", missing, "names of groups (" + ", ".join(by_name) + ")")
+        if len(set(chosen)) != len(chosen):
+            raise SuiteError(suite, f"split.{part}", chosen, "distinct group names")
+        split[part] = tuple(chosen)
+    both = sorted(set(split["train"]) & set(split["test"]))
+    if both:
+        raise SuiteError(suite, "split", both, "groups in train or in test, not in both")
+    trained = {(c.name, s) for g in split["train"] for c in by_name[g].cases for s in by_name[g].seeds}
+    shared = sorted({(c.name, s) for g in split["test"] for c in by_name[g].cases for s in by_name[g].seeds} & trained)
+    if shared:
+        raise SuiteError(suite, "split.test", [list(k) for k in shared[:5]],
+                         "(scenario, seed) pairs that no train group has (test on other seeds)")
+    return split
 
 
 def _shortened(case: ScenarioCase, duration_s: float) -> ScenarioCase:

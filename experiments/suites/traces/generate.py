@@ -27,6 +27,11 @@ TRACES = {
     "cellular-2.36.txt": (2.36, 0.85, 0.55, 2),   # its path 2 average
     "lte-6.0.txt": (6.0, 0.85, 0.45, 3),          # a faster cellular path (leaderboard)
     "wifi-12.0.txt": (12.0, 0.7, 0.35, 4),        # a Wi-Fi-like path with shorter swings (leaderboard)
+    # the agents suite's training traces: other files than the paper's test traces
+    "cellular-1.20.txt": (1.20, 0.85, 0.55, 5),
+    "cellular-1.80.txt": (1.80, 0.85, 0.55, 6),
+    "cellular-2.10.txt": (2.10, 0.85, 0.55, 7),
+    "cellular-2.80.txt": (2.80, 0.85, 0.55, 8),
 }
 
 

@@ -1,0 +1,129 @@
+"""Scoring a trained model on a suite's test split: :func:`evaluate` (``mpsched evaluate``).
+
+The model's episodes run together: every episode's simulator writes its observation into
+one row of a shared buffer, one network call decides for all of them, and each episode
+then advances to its next decision (the environment's ``obs_step``). The decisions are
+those of :class:`~mpsched.agents.model.AgentPolicy` in :func:`mpsched.envs.simulate`,
+and each episode gives the same :class:`~mpsched.envs.EpisodeResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..envs import _core
+from ..envs.episode import build_episode
+from ..envs.results import EpisodeResult
+from ..envs.scenario import Scenario
+from ..envs.simulate import simulate
+from .model import AgentPolicy, load
+
+__all__ = ["Evaluation", "evaluate", "run_episodes"]
+
+
+def run_episodes(policy: AgentPolicy, episodes: Sequence[tuple[Scenario, int]], drop_expired: bool = False,
+                 progress: Callable[[int], None] | None = None) -> list[EpisodeResult]:
+    """Episodes of a model, stepped together (module docstring), in the given order."""
+    K, P = policy.num_slots, policy.max_paths
+    n = len(episodes)
+    dim = _core.obs_dim(K, P)
+    obs = np.zeros((n, dim), np.float32)
+    masks = np.zeros((n, K + 1), np.bool_)
+    slots = np.full((n, K), -1, np.int32)
+    built = [build_episode(sc, seed) for sc, seed in episodes]
+    sims = [ep.make_sim(drop_expired=drop_expired) for ep in built]
+    running = np.ones(n, dtype=bool)
+    start = time.perf_counter()
+    for i, sim in enumerate(sims):
+        sim.bind_obs(K, P, True, obs[i], masks[i], slots[i])
+        running[i] = not sim.obs_step(K)[1]  # no decision is pending: run to the first one
+    while running.any():
+        live = np.flatnonzero(running)
+        actions = policy.act(obs[live], masks[live])
+        for i, action in zip(live.tolist(), actions.tolist()):
+            if sims[i].obs_step(action)[1]:
+                running[i] = False
+                if progress is not None:
+                    progress(1)
+    wall = (time.perf_counter() - start) / max(1, n)
+    return [EpisodeResult.from_sim(sim, ep, policy.name, wall) for sim, ep in zip(sims, built)]
+
+
+@dataclass
+class Evaluation:
+    """Results of a model (and the baselines beside it) on a suite's split."""
+
+    suite: str
+    split: str
+    results: list[EpisodeResult]
+    upper_bounds: dict[tuple[str, int], float]
+
+    def table(self, metric: str = "weighted_on_time_rate") -> list[dict[str, Any]]:
+        """Mean of a metric per scenario and policy (rows: scenarios, then ``mean``), with
+        the mean relaxed upper bound when it was computed."""
+        scenarios = list(dict.fromkeys(r.scenario for r in self.results))
+        policies = list(dict.fromkeys(r.policy for r in self.results))
+        rows = []
+        for sc in scenarios + ["mean"]:
+            row: dict[str, Any] = {"scenario": sc}
+            for p in policies:
+                vals = [r.summary[metric] for r in self.results if r.policy == p and (sc == "mean" or r.scenario == sc)]
+                row[p] = float(np.mean(vals)) if vals else float("nan")
+            if self.upper_bounds:
+                ub = [v for (name, _), v in self.upper_bounds.items() if sc == "mean" or name == sc]
+                row["upper_bound"] = float(np.mean(ub)) if ub else float("nan")
+            rows.append(row)
+        return rows
+
+
+def evaluate(model: str | Path, suite: str, split: str = "test", baselines: Sequence[str] = (),
+             upper_bound: bool = False, seeds: Sequence[int] | None = None,
+             progress: Callable[[int], None] | None = None) -> Evaluation:
+    """A model's episodes on every scenario and seed of a suite's split, and optionally
+    baselines' and the relaxed upper bound (:func:`mpsched.solvers.solve`).
+
+    Parameters
+    ----------
+    model : str or Path
+        A shipped model's name or a model directory.
+    suite : str
+        A suite with a ``split``.
+    split : str
+        ``test`` (default) or ``train``.
+    baselines : sequence of str
+        Registered policies to run on the same episodes.
+    upper_bound : bool
+        Also solve the relaxed slot model of every episode.
+    seeds : sequence of int, optional
+        Instead of the groups' seeds.
+    progress : callable, optional
+        Called with 1 per finished episode.
+    """
+    from ..experiments.suites import load_suite
+
+    suite_obj = load_suite(suite)
+    policy = load(model)
+    episodes: list[tuple[Scenario, int]] = []
+    drops: list[bool] = []
+    for group in suite_obj.split_groups(split):
+        for case in group.cases:
+            for seed in seeds if seeds is not None else group.seeds:
+                episodes.append((case.scenario, int(seed)))
+                drops.append(bool(suite_obj.spec.get("drop_expired", False)))
+    results = run_episodes(policy, episodes, drop_expired=any(drops), progress=progress)
+    for name in baselines:
+        for sc, seed in episodes:
+            results.append(simulate(sc, name, seed=seed, drop_expired=any(drops)))
+    bounds: dict[tuple[str, int], float] = {}
+    if upper_bound:
+        from ..solvers import solve
+
+        for sc, seed in episodes:
+            bounds[(sc.name, seed)] = float(solve(sc, model="relaxed", seed=seed).upper_bound)
+    return Evaluation(suite_obj.name, split, results, bounds)

@@ -1,0 +1,146 @@
+"""Expert demonstrations for behaviour cloning: DAMS and the offline optimum's replay.
+
+An expert runs an episode as it would in :func:`mpsched.envs.simulate`; at each decision
+point the environment's observation is written first (the same vector the agent gets),
+the expert decides, and its block is mapped to the slot that shows it (WAIT to K).
+Decisions whose block is in no slot (beyond the K most urgent) are not recorded.
+
+- ``dams``: :class:`mpsched.baselines.DAMS`. A single decision of the native twin cannot
+  be asked for (the core runs a native policy to the end of the episode), so the Python
+  specification decides; it makes the twin's decisions bit for bit
+  (tests/test_baselines_twins.py).
+- ``optimum``: :class:`mpsched.solvers.Optimum`, the conservative slot model's solution
+  replayed with ideal congestion control (:func:`mpsched.solvers.replay.optimum`), on
+  the scenario with ideal congestion control.
+
+Experts cancel blocks (DAMS those that cannot make their deadline, the optimum those
+outside its schedule); the agent cannot, and does not need to: a cancelled block only
+stops being sent, which the agent achieves by not choosing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..envs import _core
+from ..envs.episode import build_episode
+from ..envs.policy import WAIT, Observation
+from ..envs.scenario import Scenario
+from .vec_env import EpisodePool, refine_masks
+
+__all__ = ["EXPERTS", "Demonstrations", "demonstrations", "expert_policy"]
+
+EXPERTS: tuple[str, ...] = ("dams", "optimum")
+
+
+@dataclass
+class Demonstrations:
+    """Observations, action masks, expert actions (slot or K for WAIT), and the weighted
+    on-time rate of the episodes that ran to their end (for reference)."""
+
+    observations: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    episodes: int
+    weighted_on_time: list[float]
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    @classmethod
+    def concatenate(cls, parts: list[Demonstrations]) -> Demonstrations:
+        return cls(np.concatenate([p.observations for p in parts]), np.concatenate([p.masks for p in parts]),
+                   np.concatenate([p.actions for p in parts]), sum(p.episodes for p in parts),
+                   [x for p in parts for x in p.weighted_on_time])
+
+
+def expert_policy(expert: str, scenario: Scenario, seed: int) -> tuple[Any, Scenario]:
+    """The expert's policy object for one episode and the scenario it runs on."""
+    if expert == "dams":
+        from .. import baselines
+
+        return baselines.get("dams").python(), scenario
+    if expert == "optimum":
+        from ..solvers import solve
+        from ..solvers.replay import Optimum, with_ideal_cc
+
+        plan = solve(scenario, model="conservative", seed=seed, threads=1)
+        ideal = with_ideal_cc(scenario)
+        return Optimum(plan, build_episode(ideal, seed)), ideal
+    raise ValueError(f"expert: got {expert!r}; expected one of {', '.join(EXPERTS)}")
+
+
+def _episode(expert: str, scenario: Scenario, seed: int, num_slots: int, max_paths: int,
+             mask_expired: bool, step_budget: int) -> Demonstrations:
+    policy, played = expert_policy(expert, scenario, seed)
+    episode = build_episode(played, seed)
+    sim = episode.make_sim()
+    view = Observation(sim, tuple(p.name for p in played.paths))
+    policy.reset(view)
+    dim = _core.obs_dim(num_slots, max_paths)
+    obs_buf = np.zeros(dim, np.float32)
+    mask_buf = np.zeros(num_slots + 1, np.bool_)
+    slot_buf = np.full(num_slots, -1, np.int32)
+    observations, masks, actions = [], [], []
+    while sim.next_decision() >= 0 and len(actions) < step_budget:
+        sim.bind_obs(num_slots, max_paths, True, obs_buf, mask_buf, slot_buf)
+        block = policy.decide(view)
+        if block == WAIT:
+            action = num_slots
+        else:
+            where = np.flatnonzero(slot_buf == block)
+            action = int(where[0]) if len(where) else -1
+        mask = mask_buf.copy()
+        if mask_expired:
+            refine_masks(mask, obs_buf, num_slots, max_paths)
+        if action >= 0 and mask[action]:
+            observations.append(obs_buf.copy())
+            masks.append(mask)
+            actions.append(action)
+        sim.apply(block)
+    total = float(np.sum(episode.blocks.weight))
+    complete = sim.done and total > 0
+    return Demonstrations(np.array(observations, np.float32).reshape(-1, dim),
+                          np.array(masks, np.bool_).reshape(-1, num_slots + 1), np.array(actions, np.int64), 1,
+                          [sim.reward_total / total] if complete else [])
+
+
+def demonstrations(expert: str, pool: EpisodePool, steps: int, num_slots: int, max_paths: int, seed: int = 0,
+                   mask_expired: bool = True, progress: Callable[[int], None] | None = None) -> Demonstrations:
+    """At least ``steps`` decisions of an expert on episodes drawn from a pool (the last
+    episode is cut at the budget).
+
+    Parameters
+    ----------
+    expert : str
+        ``"dams"`` or ``"optimum"``.
+    pool : EpisodePool
+        Training episodes.
+    steps : int
+        Decisions to record.
+    num_slots, max_paths : int
+        The observation's K and Pmax.
+    seed : int
+        Seed of the draws from the pool.
+    mask_expired : bool
+        Record the masks as :class:`~mpsched.agents.vec_env.NativeVecEnv` gives them.
+    progress : callable, optional
+        Called with the number of decisions recorded by each episode.
+    """
+    if expert not in EXPERTS:
+        raise ValueError(f"expert: got {expert!r}; expected one of {', '.join(EXPERTS)}")
+    rng = np.random.default_rng(seed)
+    parts: list[Demonstrations] = []
+    recorded = 0
+    while recorded < steps:
+        scenario, episode_seed = pool.draw(rng)
+        part = _episode(expert, scenario, episode_seed, num_slots, max_paths, mask_expired, steps - recorded)
+        parts.append(part)
+        recorded += len(part)
+        if progress is not None:
+            progress(len(part))
+    return Demonstrations.concatenate(parts)

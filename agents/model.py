@@ -1,0 +1,192 @@
+"""Saved models and the deterministic policy they give: :class:`AgentPolicy`, :func:`load`.
+
+A model directory holds
+
+- ``model.zip``: the SB3 model (network weights, with the extractor's input
+  normalization as buffers);
+- ``agent.json``: what the policy needs to run it (algorithm, K, Pmax, whether expired
+  blocks are masked) and how it was trained (command, seed, time, scores);
+- ``vecnormalize.pkl``: the reward normalization used in training (when any).
+
+Shipped models live in ``agents/zoo/NAME/``; ``agent:NAME`` in a suite and ``load(NAME)``
+find them by name, any other argument is a directory.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..envs.errors import PolicyError
+from ..envs.policy import WAIT, Observation, Policy
+from .vec_env import refine_masks
+
+__all__ = ["ALGOS", "ZOO_DIR", "AgentPolicy", "load", "model_dir", "read_meta", "zoo_names"]
+
+ZOO_DIR = Path(__file__).resolve().parent / "zoo"
+"""Folder of the shipped models."""
+
+ALGOS: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn", "bc")
+"""Training algorithms (``bc`` saves a MaskablePPO model trained by cloning alone)."""
+
+META_FILE = "agent.json"
+MODEL_FILE = "model.zip"
+
+
+def zoo_names() -> list[str]:
+    """Names of the shipped models."""
+    return sorted(p.name for p in ZOO_DIR.iterdir() if (p / META_FILE).exists()) if ZOO_DIR.exists() else []
+
+
+def model_dir(name_or_path: str | Path) -> Path:
+    """The directory of a shipped model's name or of a path.
+
+    Raises
+    ------
+    PolicyError
+        When neither is a model directory (naming what was looked for).
+    """
+    text = str(name_or_path)
+    candidates = [Path(text)]
+    if "/" not in text and text not in (".", ".."):
+        candidates.append(ZOO_DIR / text)
+    for path in candidates:
+        if path.is_dir():
+            missing = [f for f in (META_FILE, MODEL_FILE) if not (path / f).exists()]
+            if missing:
+                raise PolicyError(f"agent {text!r}: {path} is not a model directory (missing {', '.join(missing)}; "
+                                  "mpsched train --out DIR writes one)")
+            return path
+    raise PolicyError(f"agent {text!r}: no model directory {text!r} and no shipped model of that name "
+                      f"(shipped: {', '.join(zoo_names()) or 'none'})")
+
+
+def read_meta(directory: str | Path) -> dict[str, Any]:
+    """A model directory's ``agent.json``."""
+    path = Path(directory) / META_FILE
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PolicyError(f"agent {str(directory)!r}: cannot read {path} ({exc})") from None
+    for key in ("algo", "num_slots", "max_paths", "mask_expired"):
+        if key not in meta:
+            raise PolicyError(f"agent {str(directory)!r}: {path} has no {key!r}")
+    if meta["algo"] not in ALGOS:
+        raise PolicyError(f"agent {str(directory)!r}: algo {meta['algo']!r} is not one of {', '.join(ALGOS)}")
+    return meta
+
+
+def sb3_class(algo: str) -> Any:
+    """The SB3 class that saves and loads a model of this algorithm."""
+    if algo in ("maskable_ppo", "bc"):
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if algo == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if algo == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN
+    raise ValueError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
+
+
+@lru_cache(maxsize=8)
+def _load_network(path: str, mtime_ns: int, algo: str) -> Any:
+    """The SB3 model of a zip, loaded once per file version (evaluation only reads it)."""
+    model = sb3_class(algo).load(path, device="cpu")
+    model.policy.set_training_mode(False)
+    return model
+
+
+def action_scores(model: Any, algo: str, observations: torch.Tensor) -> torch.Tensor:
+    """Logits (policy gradient) or Q-values (DQN) of every action, shape (n, K + 1)."""
+    policy = model.policy
+    if algo == "dqn":
+        return policy.q_net(observations)
+    features = policy.extract_features(observations, policy.pi_features_extractor)
+    return policy.action_net(policy.mlp_extractor.forward_actor(features))
+
+
+def greedy_actions(model: Any, algo: str, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The best-scored allowed action of each row (deterministic; lowest index on ties)."""
+    with torch.no_grad():
+        scores = action_scores(model, algo, torch.as_tensor(observations, dtype=torch.float32))
+        scores = scores.masked_fill(~torch.as_tensor(masks, dtype=torch.bool), -torch.inf)
+        return scores.argmax(dim=1).numpy()
+
+
+class AgentPolicy(Policy):
+    """A trained model as a scheduler for :func:`mpsched.envs.simulate` and sweeps.
+
+    At each decision point it writes the environment's observation of the current state
+    (the vector it was trained on), masks empty slots (and, as in training, expired
+    blocks) and sends a packet of the block in the best-scored slot, or WAITs. It never
+    cancels blocks. Deterministic: the same state gives the same action.
+
+    Parameters
+    ----------
+    model : str or Path
+        A shipped model's name (``agents/zoo/NAME``) or a model directory.
+    """
+
+    paper = "learned scheduler (mpsched.agents)"
+
+    def __init__(self, model: str | Path = "default") -> None:
+        super().__init__()
+        self.model = str(model)
+        self.directory = model_dir(model)
+        self.meta = read_meta(self.directory)
+        self.name = f"agent:{self.model}"
+        self.algo: str = self.meta["algo"]
+        self.num_slots: int = int(self.meta["num_slots"])
+        self.max_paths: int = int(self.meta["max_paths"])
+        self.mask_expired: bool = bool(self.meta["mask_expired"])
+        zip_path = self.directory / MODEL_FILE
+        self.network = _load_network(str(zip_path.resolve()), zip_path.stat().st_mtime_ns, self.algo)
+        from ..envs import _core
+
+        self._obs = np.zeros(_core.obs_dim(self.num_slots, self.max_paths), np.float32)
+        self._mask = np.zeros(self.num_slots + 1, np.bool_)
+        self._slots = np.full(self.num_slots, -1, np.int32)
+
+    def reset(self, obs: Observation) -> None:
+        if obs.n_paths > self.max_paths:
+            raise PolicyError(f"{self.name}: the scenario has {obs.n_paths} paths; the model reads at most "
+                              f"{self.max_paths}")
+
+    def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Actions (slot, or K for WAIT) for a batch of environment observations and masks."""
+        masks = np.array(masks, dtype=np.bool_)
+        if self.mask_expired:
+            refine_masks(masks, observations, self.num_slots, self.max_paths)
+        return greedy_actions(self.network, self.algo, observations, masks)
+
+    def decide(self, obs: Observation) -> int:
+        # The core writes the environment's observation of the pending decision into
+        # these buffers (the same routine as MultipathDeadlineEnv.step).
+        obs._sim.bind_obs(self.num_slots, self.max_paths, True, self._obs, self._mask, self._slots)
+        action = int(self.act(self._obs[None], self._mask[None])[0])
+        return WAIT if action == self.num_slots else int(self._slots[action])
+
+
+def load(name_or_path: str | Path = "default", **params: Any) -> AgentPolicy:
+    """The deterministic policy of a shipped model (by name) or a model directory.
+
+    ``agent:NAME`` in a suite calls ``load(NAME, **params)``; no parameters are taken.
+
+    Raises
+    ------
+    PolicyError
+        For a missing or incomplete model directory, or any parameter.
+    """
+    if params:
+        raise PolicyError(f"agent {str(name_or_path)!r}: takes no parameters (got {', '.join(sorted(params))})")
+    return AgentPolicy(name_or_path)

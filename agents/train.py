@@ -1,0 +1,547 @@
+"""Training: MaskablePPO, PPO, DQN and behaviour cloning on a suite's train split.
+
+:func:`train` is ``mpsched train``: it reads the algorithm's hyperparameters
+(``agents/hyperparams/ALGO.yaml``, overridden by ``--hp key=value``), draws episodes from
+the suite's train groups through :class:`~mpsched.agents.vec_env.NativeVecEnv`,
+optionally clones an expert first (``--from-expert``), evaluates on held-out episodes of
+the test groups every ``eval_freq`` steps, writes checkpoints, and saves the model
+directory (:mod:`mpsched.agents.model`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
+
+from ..envs.episode import build_episode
+from ..envs.errors import MpschedError
+from .experts import EXPERTS, Demonstrations, demonstrations
+from .features import EXTRACTORS, FlatExtractor, SlotPolicy, SlotSetExtractor
+from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, sb3_class
+from .vec_env import EpisodePool, NativeVecEnv, pool_from_suite
+
+__all__ = ["HYPERPARAMS_DIR", "TrainingError", "TrainResult", "behaviour_clone", "evaluate_batched",
+           "load_hyperparams", "train"]
+
+HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
+
+_RUN_KEYS = ("n_timesteps", "eval_freq", "eval_episodes", "checkpoint_freq", "torch_threads")
+_ENV_KEYS = ("n_envs", "num_slots", "extractor", "mask_expired", "normalize_reward")
+_BC_KEYS = ("expert_steps", "bc_epochs", "bc_batch_size", "bc_learning_rate", "finetune")
+CHECKPOINTS = "checkpoints"
+VECNORMALIZE_FILE = "vecnormalize.pkl"
+
+
+class TrainingError(MpschedError):
+    """Bad input to training: an unknown algorithm or expert, a bad hyperparameter."""
+
+
+@dataclass
+class TrainResult:
+    """What a training run produced."""
+
+    out: Path
+    algo: str
+    seed: int
+    timesteps: int
+    """Environment steps of reinforcement learning (``bc``: expert decisions)."""
+    train_s: float
+    evaluations: list[dict[str, float]] = field(default_factory=list)
+    imitation: dict[str, float] = field(default_factory=dict)
+    model: Any = None
+    """The trained SB3 model (as saved in ``out/model.zip``)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Hyperparameters
+# ---------------------------------------------------------------------------------------
+
+
+def _set_dotted(target: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = target
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def load_hyperparams(algo: str, suite: str = "default", overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """An algorithm's hyperparameters for a suite (its entry, else ``default``) with
+    ``key=value`` overrides (values in YAML; dotted keys reach nested mappings).
+
+    Raises
+    ------
+    TrainingError
+        For an unknown algorithm or a malformed override.
+    """
+    if algo not in ALGOS:
+        raise TrainingError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
+    table = yaml.safe_load((HYPERPARAMS_DIR / f"{algo}.yaml").read_text())
+    hp = copy.deepcopy(table.get(suite, table["default"]))
+    for text in overrides:
+        key, sep, raw = text.partition("=")
+        if not sep or not key:
+            raise TrainingError(f"--hp: got {text!r}; expected KEY=VALUE (e.g. learning_rate=1e-4)")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise TrainingError(f"--hp {key}: {raw!r} is not a YAML value ({exc})") from None
+        if isinstance(value, str):
+            try:  # YAML reads 1e-4 (no decimal point) as a string
+                value = float(value)
+            except ValueError:
+                pass
+        _set_dotted(hp, key.strip(), value)
+    if hp.get("extractor", "set") not in EXTRACTORS:
+        raise TrainingError(f"extractor: got {hp.get('extractor')!r}; expected one of {', '.join(EXTRACTORS)}")
+    return hp
+
+
+def _policy_setup(algo: str, hp: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The SB3 policy (class or alias) and its keyword arguments."""
+    kwargs = copy.deepcopy(dict(hp.get("policy_kwargs", {}) or {}))
+    extractor = hp.get("extractor", "set")
+    ex_kwargs = dict(kwargs.pop("features_extractor_kwargs", {}) or {})
+    ex_kwargs["num_slots"] = int(hp["num_slots"])
+    if extractor == "flat":
+        ex_kwargs = {"num_slots": int(hp["num_slots"])}
+    kwargs["features_extractor_class"] = EXTRACTORS[extractor]
+    kwargs["features_extractor_kwargs"] = ex_kwargs
+    if algo == "dqn":
+        return "MlpPolicy", kwargs
+    if extractor == "set":
+        return SlotPolicy, kwargs
+    if algo == "ppo":
+        return "MlpPolicy", kwargs
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    return MaskableActorCriticPolicy, kwargs
+
+
+def _algo_kwargs(hp: Mapping[str, Any]) -> dict[str, Any]:
+    skip = set(_RUN_KEYS) | set(_ENV_KEYS) | set(_BC_KEYS) | {"policy_kwargs"}
+    return {k: v for k, v in hp.items() if k not in skip}
+
+
+# ---------------------------------------------------------------------------------------
+# Normalization and cloning
+# ---------------------------------------------------------------------------------------
+
+
+def fit_normalization(model: Any, observations: np.ndarray) -> None:
+    """Fit every extractor of the model (DQN has one per Q-network) on observations."""
+    for module in model.policy.modules():
+        if isinstance(module, (FlatExtractor, SlotSetExtractor)):
+            module.fit_normalization(observations)
+
+
+def _sample_observations(env: VecEnv, steps: int, seed: int) -> np.ndarray:
+    """Observations of uniformly random allowed actions (to fit the normalization)."""
+    rng = np.random.default_rng(seed)
+    obs = env.reset()
+    out = [obs]
+    for _ in range(max(1, steps // env.num_envs)):
+        masks = np.stack(env.env_method("action_masks"))
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, _, _, _ = env.step(actions)
+        out.append(obs)
+    return np.concatenate(out)
+
+
+def behaviour_clone(model: Any, algo: str, demos: Demonstrations, epochs: int, batch_size: int,
+                    learning_rate: float, seed: int, log: Callable[[str], None] = print) -> dict[str, float]:
+    """Train the policy's action scores to the expert's actions (cross-entropy over the
+    allowed actions); 5 % of the decisions are held out to measure the accuracy.
+
+    Returns
+    -------
+    dict
+        ``train_accuracy``, ``heldout_accuracy``, ``loss``, ``decisions``.
+    """
+    if len(demos) < 20:
+        raise TrainingError(f"behaviour cloning needs demonstrations; got {len(demos)} decisions")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(demos))
+    cut = max(1, len(demos) // 20)
+    held, used = order[:cut], order[cut:]
+    obs = torch.as_tensor(demos.observations)
+    masks = torch.as_tensor(demos.masks)
+    actions = torch.as_tensor(demos.actions)
+    policy = model.policy
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    generator = torch.Generator().manual_seed(seed)
+
+    def accuracy(index: np.ndarray) -> float:
+        policy.set_training_mode(False)
+        hits = 0
+        for start in range(0, len(index), 4096):
+            i = index[start: start + 4096]
+            hits += int((torch.as_tensor(greedy_actions(model, algo, demos.observations[i], demos.masks[i]))
+                         == actions[i]).sum())
+        return hits / max(1, len(index))
+
+    loss_value = float("nan")
+    used_t = torch.as_tensor(used)
+    for epoch in range(epochs):
+        policy.set_training_mode(True)
+        perm = used_t[torch.randperm(len(used_t), generator=generator)]
+        total, batches = 0.0, 0
+        for start in range(0, len(perm), batch_size):
+            i = perm[start: start + batch_size]
+            scores = action_scores(model, algo, obs[i]).masked_fill(~masks[i], -torch.inf)
+            loss = torch.nn.functional.cross_entropy(scores, actions[i])
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+            total += float(loss.detach())
+            batches += 1
+        loss_value = total / max(1, batches)
+        log(f"behaviour cloning: epoch {epoch + 1}/{epochs}, loss {loss_value:.4f}")
+    result = {"train_accuracy": accuracy(used[: min(len(used), 50000)]), "heldout_accuracy": accuracy(held),
+              "loss": loss_value, "decisions": float(len(demos))}
+    policy.set_training_mode(False)
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# Held-out evaluation
+# ---------------------------------------------------------------------------------------
+
+
+def evaluation_pool(pool: EpisodePool, episodes: int) -> EpisodePool:
+    """The first ``episodes`` episodes taking one seed of every scenario in turn."""
+    picked: list[list[int]] = [[] for _ in pool.scenarios]
+    count, depth = 0, 0
+    while count < episodes and any(depth < len(s) for s in pool.seeds):
+        for i, seeds in enumerate(pool.seeds):
+            if count < episodes and depth < len(seeds):
+                picked[i].append(seeds[depth])
+                count += 1
+        depth += 1
+    keep = [i for i, p in enumerate(picked) if p]
+    return EpisodePool(tuple(pool.scenarios[i] for i in keep), tuple(tuple(picked[i]) for i in keep))
+
+
+def evaluate_batched(model: Any, algo: str, pool: EpisodePool, num_slots: int, max_paths: int,
+                     mask_expired: bool) -> dict[str, float]:
+    """Weighted on-time rate of the greedy policy on every episode of a pool, all stepped
+    together (one native call and one network call per step).
+
+    Returns
+    -------
+    dict
+        ``weighted_on_time_rate`` (mean over episodes) and ``episodes``.
+    """
+    episodes = pool.episodes
+    env = NativeVecEnv(pool, len(episodes), num_slots, max_paths, mask_expired=mask_expired, sequential=True)
+    totals = np.array([float(np.sum(build_episode(sc, s).blocks.weight)) for sc, s in episodes])
+    obs = env.reset()
+    returns = np.zeros(len(episodes))
+    running = np.ones(len(episodes), dtype=bool)
+    while running.any():
+        actions = greedy_actions(model, algo, obs, env.action_masks())
+        obs, rewards, dones, _ = env.step(actions)
+        returns += rewards * running
+        running &= ~dones
+    rates = np.where(totals > 0, returns / np.maximum(totals, 1e-12), 0.0)
+    return {"weighted_on_time_rate": float(rates.mean()), "episodes": float(len(episodes))}
+
+
+# ---------------------------------------------------------------------------------------
+# Callbacks
+# ---------------------------------------------------------------------------------------
+
+
+class ProgressBar(BaseCallback):
+    """A tqdm bar over the run's environment steps."""
+
+    def __init__(self, total: int, initial: int = 0) -> None:
+        super().__init__()
+        self.total, self.initial = total, initial
+        self.bar: Any = None
+
+    def _on_training_start(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=self.total, initial=self.initial, unit="step", dynamic_ncols=True, file=sys.stderr)
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.training_env.num_envs)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.close()
+
+
+class HeldOutEvaluation(BaseCallback):
+    """Evaluate on held-out episodes every ``freq`` steps; log and keep the scores."""
+
+    def __init__(self, pool: EpisodePool, algo: str, num_slots: int, max_paths: int, mask_expired: bool,
+                 freq: int, log: Callable[[str], None]) -> None:
+        super().__init__()
+        self.pool, self.algo, self.num_slots, self.max_paths = pool, algo, num_slots, max_paths
+        self.mask_expired, self.freq, self.log = mask_expired, max(1, int(freq)), log
+        self.history: list[dict[str, float]] = []
+        self._last = 0
+
+    def evaluate(self) -> dict[str, float]:
+        score = evaluate_batched(self.model, self.algo, self.pool, self.num_slots, self.max_paths, self.mask_expired)
+        score["timesteps"] = float(self.model.num_timesteps)
+        self.history.append(score)
+        if self.model.num_timesteps > 0:  # SB3 sets its logger up when learning starts
+            self.logger.record("eval/weighted_on_time_rate", score["weighted_on_time_rate"])
+        self.log(f"held-out evaluation at {self.model.num_timesteps} steps: weighted on-time rate "
+                 f"{score['weighted_on_time_rate']:.4f} ({int(score['episodes'])} episodes)")
+        return score
+
+    def _on_step(self) -> bool:
+        if self.model.num_timesteps - self._last >= self.freq:
+            self._last = self.model.num_timesteps
+            self.evaluate()
+        return True
+
+
+class Checkpoints(BaseCallback):
+    """Save the model (and the reward normalization) every ``freq`` steps."""
+
+    def __init__(self, folder: Path, freq: int) -> None:
+        super().__init__()
+        self.folder, self.freq = folder, max(1, int(freq))
+        self._last = 0
+
+    def _on_step(self) -> bool:
+        if self.model.num_timesteps - self._last >= self.freq:
+            self._last = self.model.num_timesteps
+            save_checkpoint(self.model, self.folder)
+        return True
+
+
+def save_checkpoint(model: Any, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"step_{model.num_timesteps:012d}.zip"
+    model.save(path)
+    env = model.get_env()
+    if isinstance(env, VecNormalize):
+        env.save(str(path.with_suffix(".pkl")))
+    return path
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    found = sorted(folder.glob("step_*.zip"))
+    return found[-1] if found else None
+
+
+# ---------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------
+
+
+def _make_env(pool: EpisodePool, hp: Mapping[str, Any], seed: int) -> VecEnv:
+    env: VecEnv = NativeVecEnv(pool, int(hp.get("n_envs", 16)), int(hp["num_slots"]), seed=seed,
+                               mask_expired=bool(hp["mask_expired"]))
+    env = VecMonitor(env)
+    if hp.get("normalize_reward", False):
+        env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=float(hp.get("gamma", 0.99)))
+    return env
+
+
+def _tensorboard_dir(out: Path) -> str | None:
+    try:
+        import tensorboard  # noqa: F401  (optional: SB3 writes its logs only when it is installed)
+    except ImportError:
+        return None
+    return str(out / "tb")
+
+
+def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_expert: str | None = None,
+          seed: int = 0, overrides: Sequence[str] = (), resume: bool = False, progress: bool = True,
+          command: str = "", log: Callable[[str], None] = print) -> TrainResult:
+    """Train an agent on a suite's train split and save it to ``out``.
+
+    Parameters
+    ----------
+    algo : str
+        ``maskable_ppo``, ``ppo``, ``dqn`` or ``bc``.
+    suite : str
+        A suite with a ``split`` (e.g. ``agents``).
+    timesteps : int, optional
+        Environment steps of reinforcement learning (for ``bc``: expert decisions);
+        default: the hyperparameters' ``n_timesteps``.
+    out : path
+        Model directory to write (checkpoints in ``out/checkpoints``).
+    from_expert : str, optional
+        ``dams`` or ``optimum``: clone this expert first (``bc`` defaults to ``dams``).
+    seed : int
+        Seed of the network, the episode draws and the demonstrations.
+    overrides : sequence of str
+        ``key=value`` hyperparameter overrides.
+    resume : bool
+        Continue from the latest checkpoint in ``out/checkpoints``.
+    progress : bool
+        Show a progress bar.
+    command : str
+        The command line, kept in the model card.
+    log : callable
+        Where progress lines go.
+    """
+    from ..experiments.suites import load_suite
+
+    if algo not in ALGOS:
+        raise TrainingError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
+    if algo == "bc" and from_expert is None:
+        from_expert = "dams"
+    if from_expert is not None and from_expert not in EXPERTS:
+        raise TrainingError(f"--from-expert: got {from_expert!r}; expected one of {', '.join(EXPERTS)}")
+    if from_expert is not None and algo == "dqn":
+        raise TrainingError("--from-expert: imitation starts policy-gradient agents (maskable_ppo, ppo, bc), not dqn")
+    suite_obj = load_suite(suite)
+    hp = load_hyperparams(algo, suite_obj.name, overrides)
+    total = int(timesteps if timesteps is not None else hp["n_timesteps"])
+    if total < 0:
+        raise TrainingError(f"--timesteps: got {total}; expected a number >= 0")
+    if algo == "bc":
+        hp["expert_steps"] = total
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    log(f"seed: {seed}")
+    torch.set_num_threads(int(hp.get("torch_threads", 2)))
+    set_random_seed(seed)
+    train_pool = pool_from_suite(suite_obj, "train")
+    test_pool = evaluation_pool(pool_from_suite(suite_obj, "test"), int(hp.get("eval_episodes", 6)))
+    K = int(hp["num_slots"])
+    P = max(train_pool.max_paths, test_pool.max_paths)
+    mask_expired = bool(hp["mask_expired"])
+    env = _make_env(train_pool, hp, seed)
+    cls = sb3_class(algo)
+    started = time.perf_counter()
+    checkpoint = latest_checkpoint(out / CHECKPOINTS) if resume else None
+    imitation: dict[str, float] = {}
+    len_demos = 0
+    if checkpoint is not None:
+        log(f"resuming from {checkpoint}")
+        stats = checkpoint.with_suffix(".pkl")
+        if isinstance(env, VecNormalize) and stats.exists():
+            env = VecNormalize.load(str(stats), env.venv)
+        model = cls.load(checkpoint, env=env, device="cpu", tensorboard_log=_tensorboard_dir(out))
+        meta_path = out / CHECKPOINTS / "imitation.json"
+        if meta_path.exists():
+            imitation = json.loads(meta_path.read_text())
+    else:
+        if resume:
+            log(f"no checkpoint in {out / CHECKPOINTS}: starting afresh")
+        policy, policy_kwargs = _policy_setup(algo, hp)
+        kwargs = _algo_kwargs(hp) if algo != "bc" else {}
+        try:
+            model = cls(policy, env, policy_kwargs=policy_kwargs, seed=seed, device="cpu", verbose=0,
+                        tensorboard_log=_tensorboard_dir(out), **kwargs)
+        except TypeError as exc:
+            raise TrainingError(f"hyperparameters of {algo}: {exc}") from None
+        demos = None
+        if from_expert is not None and int(hp.get("expert_steps", 0)) > 0:
+            steps = int(hp["expert_steps"])
+            log(f"expert {from_expert}: recording {steps} decisions on the train split")
+            bar = _bar(steps, "expert", progress)
+            demos = demonstrations(from_expert, train_pool, steps, K, P, seed=seed, mask_expired=mask_expired,
+                                   progress=bar.update)
+            bar.close()
+            len_demos = len(demos)
+        fit_normalization(model, demos.observations if demos is not None else _sample_observations(env, 20000, seed))
+        if demos is not None:
+            imitation = behaviour_clone(model, algo, demos, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
+                                        float(hp["bc_learning_rate"]), seed, log)
+            imitation["expert"] = from_expert  # type: ignore[assignment]
+            imitation["expert_weighted_on_time_rate"] = float(np.mean(demos.weighted_on_time)) \
+                if demos.weighted_on_time else float("nan")
+            log(f"behaviour cloning: accuracy {imitation['train_accuracy']:.4f} (train), "
+                f"{imitation['heldout_accuracy']:.4f} (held out)")
+            _apply_finetune(model, hp.get("finetune", {}) or {})
+        (out / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
+        (out / CHECKPOINTS / "imitation.json").write_text(json.dumps(imitation))
+    evaluation = HeldOutEvaluation(test_pool, algo, K, P, mask_expired, int(hp.get("eval_freq", 50000)), log)
+    remaining = 0 if algo == "bc" else max(0, total - int(model.num_timesteps))
+    if remaining > 0:
+        callbacks: list[BaseCallback] = [evaluation,
+                                         Checkpoints(out / CHECKPOINTS, int(hp.get("checkpoint_freq", 100000)))]
+        if progress:
+            callbacks.insert(0, ProgressBar(total, int(model.num_timesteps)))
+        model.learn(total_timesteps=remaining, callback=CallbackList(callbacks),
+                    reset_num_timesteps=checkpoint is None, tb_log_name=algo)
+    train_s = time.perf_counter() - started
+    if not evaluation.history or evaluation.history[-1]["timesteps"] != model.num_timesteps:
+        evaluation.init_callback(model)
+        evaluation.evaluate()
+    final = evaluation.history[-1]
+    steps = len_demos if algo == "bc" else int(model.num_timesteps)
+    result = TrainResult(out, algo, seed, steps, train_s, evaluation.history, imitation, model)
+    _save(model, out, algo, hp, suite_obj.name, from_expert, seed, P, result, command)
+    log(f"saved {out} ({train_s:.0f} s of training; held-out weighted on-time rate "
+        f"{final['weighted_on_time_rate']:.4f})")
+    return result
+
+
+def _bar(total: int, unit: str, show: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, dynamic_ncols=True, file=sys.stderr, disable=not show)
+
+
+def _apply_finetune(model: Any, values: Mapping[str, Any]) -> None:
+    """Gentler settings for reinforcement learning from a cloned start."""
+    from stable_baselines3.common.utils import FloatSchedule
+
+    for key, value in values.items():
+        if key == "learning_rate":
+            model.learning_rate = float(value)
+            model._setup_lr_schedule()
+            for group in model.policy.optimizer.param_groups:
+                group["lr"] = float(value)
+        elif key == "clip_range":
+            model.clip_range = FloatSchedule(float(value))
+        elif hasattr(model, key):
+            setattr(model, key, value)
+        else:
+            raise TrainingError(f"finetune.{key}: {type(model).__name__} has no such setting")
+
+
+def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, from_expert: str | None,
+          seed: int, max_paths: int, result: TrainResult, command: str) -> None:
+    model.save(out / MODEL_FILE)
+    env = model.get_env()
+    if isinstance(env, VecNormalize):
+        env.save(str(out / VECNORMALIZE_FILE))
+    meta = {
+        "algo": algo,
+        "num_slots": int(hp["num_slots"]),
+        "max_paths": int(max_paths),
+        "mask_expired": bool(hp["mask_expired"]),
+        "extractor": hp.get("extractor", "set"),
+        "suite": suite,
+        "from_expert": from_expert,
+        "seed": seed,
+        "timesteps": result.timesteps,
+        "train_s": round(result.train_s, 1),
+        "command": command,
+        "hyperparams": hp,
+        "imitation": result.imitation,
+        "evaluations": result.evaluations,
+    }
+    (out / META_FILE).write_text(json.dumps(meta, indent=2, default=str) + "\n")
+

@@ -1,0 +1,233 @@
+"""Stable-Baselines3 environments over the native vector environment.
+
+:class:`NativeVecEnv` is an SB3 :class:`~stable_baselines3.common.vec_env.VecEnv` whose
+``step`` is one call into the C core for all copies
+(:class:`~mpsched.envs.vector.MultipathDeadlineVectorEnv`), instead of one Python
+environment per copy. Each copy draws its episodes, in turn, from a pool of
+``(scenario, seed)`` pairs (a suite's train or test groups).
+
+Action masks: the environment's (slots holding a block, and WAIT), less, with
+``mask_expired``, the slots whose block is past its deadline: a packet of such a block
+can no longer count (docs/model.md, section 4), so a learned scheduler never needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+
+from ..envs.env import MultipathDeadlineEnv
+from ..envs.episode import build_episode
+from ..envs.scenario import Scenario
+from ..envs.vector import MultipathDeadlineVectorEnv
+
+__all__ = ["EpisodePool", "NativeVecEnv", "PoolEnv", "make_pool_env", "refine_masks", "pool_from_suite"]
+
+_SLOT_BASE = 6
+_TIME_TO_DEADLINE = 2
+
+
+@dataclass(frozen=True)
+class EpisodePool:
+    """Episodes to draw from: scenarios and, per scenario, its seeds."""
+
+    scenarios: tuple[Scenario, ...]
+    seeds: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self) -> None:
+        if not self.scenarios or len(self.scenarios) != len(self.seeds) or not all(self.seeds):
+            raise ValueError("an episode pool needs at least one scenario, each with at least one seed")
+
+    @property
+    def episodes(self) -> list[tuple[Scenario, int]]:
+        """Every (scenario, seed) pair, scenario by scenario."""
+        return [(sc, s) for sc, seeds in zip(self.scenarios, self.seeds) for s in seeds]
+
+    @property
+    def max_paths(self) -> int:
+        return max(len(sc.paths) for sc in self.scenarios)
+
+    def draw(self, rng: np.random.Generator) -> tuple[Scenario, int]:
+        """A scenario uniformly, then one of its seeds uniformly."""
+        i = int(rng.integers(len(self.scenarios)))
+        return self.scenarios[i], int(self.seeds[i][int(rng.integers(len(self.seeds[i])))])
+
+
+def pool_from_suite(suite: Any, part: str) -> EpisodePool:
+    """The episodes of a suite's train or test groups (:meth:`Suite.split_groups`)."""
+    scenarios: list[Scenario] = []
+    seeds: list[tuple[int, ...]] = []
+    for group in suite.split_groups(part):
+        for case in group.cases:
+            scenarios.append(case.scenario)
+            seeds.append(tuple(group.seeds))
+    return EpisodePool(tuple(scenarios), tuple(seeds))
+
+
+def refine_masks(masks: np.ndarray, observations: np.ndarray, num_slots: int, max_paths: int) -> np.ndarray:
+    """The environment's masks less the slots whose block is past its deadline (in place)."""
+    width = _SLOT_BASE + max_paths
+    ttd = observations[..., _TIME_TO_DEADLINE: num_slots * width: width]
+    masks[..., :num_slots] &= ttd > 0
+    return masks
+
+
+class _PoolVectorEnv(MultipathDeadlineVectorEnv):
+    """The native vector environment with each new episode drawn from a pool."""
+
+    def __init__(self, num_envs: int, pool: EpisodePool, num_slots: int, max_paths: int, seed: int,
+                 sequential: bool) -> None:
+        super().__init__(num_envs, list(pool.scenarios), num_slots=num_slots, max_paths=max_paths, copy=False)
+        self.pool = pool
+        self.pool_rng = np.random.default_rng(seed)
+        self.sequential = sequential
+        self._next = 0
+
+    def _new_sim(self, i: int, seed: int | None) -> Any:
+        if self.sequential:
+            episodes = self.pool.episodes
+            scenario, episode_seed = episodes[self._next % len(episodes)]
+            self._next += 1
+        else:
+            scenario, episode_seed = self.pool.draw(self.pool_rng)
+        self.scenarios[i] = scenario
+        return build_episode(scenario, episode_seed).make_sim()
+
+
+class NativeVecEnv(VecEnv):
+    """SB3 vector environment stepping every copy in one native call (module docstring).
+
+    Parameters
+    ----------
+    pool : EpisodePool
+        Episodes the copies draw from.
+    num_envs : int
+        Copies.
+    num_slots : int
+        K, block slots in the observation.
+    max_paths : int, optional
+        Pmax (default: the pool's largest number of paths).
+    seed : int
+        Seed of the draws from the pool.
+    mask_expired : bool
+        Mask the slots of blocks past their deadline.
+    sequential : bool
+        Take the pool's episodes in order instead of drawing them (evaluation).
+    """
+
+    render_mode = None
+
+    def __init__(self, pool: EpisodePool, num_envs: int = 8, num_slots: int = 16, max_paths: int | None = None,
+                 seed: int = 0, mask_expired: bool = True, sequential: bool = False) -> None:
+        self.num_slots = int(num_slots)
+        self.max_paths = int(max_paths or pool.max_paths)
+        self.mask_expired = bool(mask_expired)
+        self.venv = _PoolVectorEnv(num_envs, pool, self.num_slots, self.max_paths, seed, sequential)
+        super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+        self._actions = np.zeros(num_envs, dtype=np.int64)
+        self._seed = seed
+
+    def reset(self) -> np.ndarray:
+        obs, _ = self.venv.reset(seed=self._seed)
+        return obs.copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        obs, rewards, terminated, _, info = self.venv.step(self._actions)
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if "final_obs" in info:
+            for i in np.flatnonzero(info["_final_obs"]):
+                infos[i]["terminal_observation"] = info["final_obs"][i]
+                infos[i]["TimeLimit.truncated"] = False
+        return obs.copy(), rewards.astype(np.float32), terminated.copy(), infos
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions per copy, shape (num_envs, K + 1)."""
+        masks = self.venv.action_masks()
+        if self.mask_expired:
+            refine_masks(masks, self.venv._obs, self.num_slots, self.max_paths)
+        return masks
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return [getattr(self, attr_name)] * len(self._indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        if method_name == "action_masks":
+            return list(self.action_masks()[self._indices(indices)])
+        raise AttributeError(f"NativeVecEnv has no per-copy method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(self._indices(indices))
+
+    def seed(self, seed: int | None = None) -> list[int | None]:
+        if seed is not None:
+            self._seed = int(seed)
+            self.venv.pool_rng = np.random.default_rng(seed)
+        return [seed] * self.num_envs
+
+    def _indices(self, indices: Any) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+class PoolEnv(gym.Wrapper):
+    """One scalar :class:`MultipathDeadlineEnv` drawing its episodes from a pool (for
+    SB3's DummyVecEnv, the comparison of :class:`NativeVecEnv`), with the same masks."""
+
+    def __init__(self, pool: EpisodePool, num_slots: int = 16, max_paths: int | None = None, seed: int = 0,
+                 mask_expired: bool = True) -> None:
+        self.pool = pool
+        self.num_slots = int(num_slots)
+        self.max_paths = int(max_paths or pool.max_paths)
+        self.mask_expired = bool(mask_expired)
+        self.pool_rng = np.random.default_rng(seed)
+        self._envs: dict[int, MultipathDeadlineEnv] = {}
+        super().__init__(self._env_for(pool.scenarios[0]))
+        self._obs: np.ndarray | None = None
+
+    def _env_for(self, scenario: Scenario) -> MultipathDeadlineEnv:
+        key = id(scenario)
+        if key not in self._envs:
+            self._envs[key] = MultipathDeadlineEnv(scenario, num_slots=self.num_slots, max_paths=self.max_paths)
+        return self._envs[key]
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        if seed is not None:
+            self.pool_rng = np.random.default_rng(seed)
+        scenario, episode_seed = self.pool.draw(self.pool_rng)
+        self.env = self._env_for(scenario)
+        self._obs, info = self.env.reset(seed=episode_seed)
+        return self._obs, info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self._obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._obs, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        masks = self.env.action_masks()
+        if self.mask_expired and self._obs is not None:
+            refine_masks(masks, self._obs, self.num_slots, self.max_paths)
+        return masks
+
+
+def make_pool_env(pool: EpisodePool, num_slots: int, max_paths: int | None, seed: int,
+                  mask_expired: bool) -> Callable[[], PoolEnv]:
+    """A factory of :class:`PoolEnv` for DummyVecEnv."""
+    return lambda: PoolEnv(pool, num_slots, max_paths, seed, mask_expired)
+

@@ -1,0 +1,70 @@
+"""Training throughput: MaskablePPO environment steps per second through the native vector
+adapter (:class:`mpsched.agents.vec_env.NativeVecEnv`) against SB3's DummyVecEnv of scalar
+environments (:class:`mpsched.agents.vec_env.PoolEnv`), in one run.
+
+Both learn with the same hyperparameters (the maskable_ppo preset), the same copies and
+the same episodes (the agents suite's train split); the figure is environment steps over
+the wall time of ``learn`` (rollouts and updates). Prints the load average before and
+after, both figures and their ratio.
+
+    python benchmarks/train_throughput.py [--steps 40960] [--envs 16] [--extractor set] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
+
+from mpsched.agents.train import _algo_kwargs, _policy_setup, load_hyperparams
+from mpsched.agents.vec_env import NativeVecEnv, make_pool_env, pool_from_suite
+from mpsched.experiments.suites import load_suite
+
+
+def steps_per_second(env: VecEnv, steps: int, extractor: str, seed: int) -> float:
+    """Environment steps per second of MaskablePPO's ``learn`` on this vector env."""
+    hp = load_hyperparams("maskable_ppo", "agents", [f"extractor={extractor}"])
+    policy, policy_kwargs = _policy_setup("maskable_ppo", hp)
+    model = MaskablePPO(policy, VecMonitor(env), policy_kwargs=policy_kwargs, seed=seed, device="cpu",
+                        **_algo_kwargs(hp))
+    start = time.perf_counter()
+    model.learn(total_timesteps=steps)
+    return model.num_timesteps / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=40960, help="environment steps per measurement")
+    parser.add_argument("--envs", type=int, default=16, help="copies (default: the preset's 16)")
+    parser.add_argument("--extractor", choices=("set", "flat"), default="set")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    pool = pool_from_suite(load_suite("agents"), "train")
+    load_before = os.getloadavg()
+    native = steps_per_second(NativeVecEnv(pool, args.envs, 16, seed=0), args.steps, args.extractor, 0)
+    dummy_env = DummyVecEnv([make_pool_env(pool, 16, None, seed, True) for seed in range(args.envs)])
+    dummy = steps_per_second(dummy_env, args.steps, args.extractor, 0)
+    report = {
+        "steps": args.steps, "envs": args.envs, "extractor": args.extractor, "torch_threads": args.threads,
+        "native_steps_per_s": round(native, 1), "dummy_vec_env_steps_per_s": round(dummy, 1),
+        "ratio": round(native / dummy, 3), "load_before": load_before, "load_after": os.getloadavg(),
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"load average before {load_before[0]:.2f}, after {report['load_after'][0]:.2f}")
+    print(f"MaskablePPO ({args.extractor} extractor, {args.envs} copies, {args.steps} steps):")
+    print(f"  native vector adapter: {native:10.1f} env-steps/s")
+    print(f"  DummyVecEnv of scalars: {dummy:9.1f} env-steps/s")
+    print(f"  ratio: {native / dummy:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""Learned schedulers: the native SB3 adapter, training of every algorithm end to end,
+saved models as deterministic policies, masks, and the errors of bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("sb3_contrib")
+
+import yaml  # noqa: E402
+from mpsched.agents import ALGOS, AgentPolicy, load, zoo_names  # noqa: E402
+from mpsched.agents.evaluate import run_episodes  # noqa: E402
+from mpsched.agents.experts import demonstrations  # noqa: E402
+from mpsched.agents.features import SlotSetExtractor  # noqa: E402
+from mpsched.agents.model import greedy_actions  # noqa: E402
+from mpsched.agents.train import TrainingError, load_hyperparams, train  # noqa: E402
+from mpsched.agents.vec_env import EpisodePool, NativeVecEnv, PoolEnv  # noqa: E402
+from mpsched.envs import PolicyError, simulate  # noqa: E402
+from mpsched.envs.env import MultipathDeadlineEnv  # noqa: E402
+from mpsched.envs.scenarios import resolve  # noqa: E402
+from mpsched.experiments.suites import PolicySpec, load_suite  # noqa: E402
+
+torch.set_num_threads(1)
+
+SHORT = {"train": ("dams-rtt-40", 2.0), "test": ("dams-dynamic-1-rtt-40", 2.0)}
+FAST = {
+    "maskable_ppo": ["n_envs=4", "n_steps=64", "batch_size=64", "n_epochs=1", "expert_steps=300", "bc_epochs=1"],
+    "ppo": ["n_envs=4", "n_steps=64", "batch_size=64", "n_epochs=1", "extractor=flat",
+            "policy_kwargs.net_arch=[32]"],
+    "dqn": ["n_envs=4", "learning_starts=100", "buffer_size=2000", "batch_size=32"],
+    "bc": ["bc_epochs=1"],
+}
+
+
+def tiny_suite(folder: Path) -> Path:
+    """A suite file whose train and test groups hold one two-second scenario each."""
+    groups = []
+    for part, (base, duration) in SHORT.items():
+        groups.append({"name": part, "seeds": [0, 1] if part == "train" else [7],
+                       "scenarios": [{"name": f"{part}-short", "base": base, "set": {"duration_s": duration}}],
+                       "policies": ["minrtt"]})
+    path = folder / "tiny.yaml"
+    path.write_text(yaml.safe_dump({"name": "tiny", "groups": groups, "split": {"train": ["train"], "test": ["test"]}}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Every algorithm trained for a few hundred steps (bc: 300 expert decisions)."""
+    folder = tmp_path_factory.mktemp("agents")
+    suite = tiny_suite(folder)
+    out = {}
+    for algo in ALGOS:
+        expert = "dams" if algo == "maskable_ppo" else None
+        steps = 300 if algo == "bc" else 512
+        result = train(algo, str(suite), steps, folder / algo, from_expert=expert, seed=3,
+                       overrides=FAST[algo] + ["eval_episodes=1", "eval_freq=256", "checkpoint_freq=256"],
+                       progress=False, log=lambda line: None)
+        out[algo] = result
+    out["suite"] = suite
+    return out
+
+
+def pool(part: str = "test") -> EpisodePool:
+    name, duration = SHORT[part]
+    return EpisodePool((resolve(name).replace(duration_s=duration),), ((7, 8),))
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_every_algorithm_trains_end_to_end(trained: dict, algo: str) -> None:
+    result = trained[algo]
+    assert (result.out / "model.zip").exists() and (result.out / "agent.json").exists()
+    assert result.evaluations and 0.0 <= result.evaluations[-1]["weighted_on_time_rate"] <= 1.0
+    if algo != "bc":
+        assert result.timesteps >= 512
+    policy = load(result.out)
+    r = simulate(pool().scenarios[0], policy, seed=7)
+    assert r.policy == f"agent:{result.out}" and r.summary["n_blocks"] > 0
+
+
+def test_cloning_records_the_expert(trained: dict) -> None:
+    imitation = trained["maskable_ppo"].imitation
+    assert imitation["expert"] == "dams" and imitation["decisions"] >= 300
+    assert 0.0 <= imitation["heldout_accuracy"] <= 1.0
+    assert (trained["maskable_ppo"].out / "checkpoints").is_dir()
+
+
+def test_saved_model_gives_identical_actions(trained: dict) -> None:
+    env = NativeVecEnv(pool(), 2, 16, seed=0)
+    obs = [env.reset()]
+    masks = [env.action_masks()]
+    for _ in range(200):
+        obs_t, _, _, _ = env.step(greedy_actions(trained["maskable_ppo"].model, "maskable_ppo", obs[-1], masks[-1]))
+        obs.append(obs_t)
+        masks.append(env.action_masks())
+    obs_all, masks_all = np.concatenate(obs), np.concatenate(masks)
+    for algo in ALGOS:
+        model = trained[algo].model
+        assert np.array_equal(load(trained[algo].out).act(obs_all, masks_all),
+                              greedy_actions(model, algo, obs_all, masks_all)), algo
+
+
+def test_evaluation_is_deterministic_and_matches_simulate(trained: dict) -> None:
+    policy = load(trained["maskable_ppo"].out)
+    episodes = pool().episodes
+    first = run_episodes(policy, episodes)
+    second = run_episodes(policy, episodes)
+    alone = [simulate(sc, load(trained["maskable_ppo"].out), seed=s) for sc, s in episodes]
+    for a, b, c in zip(first, second, alone):
+        assert {k: v for k, v in a.summary.items() if k != "wall_s"} == \
+            {k: v for k, v in b.summary.items() if k != "wall_s"}
+        assert a.blocks.equals(c.blocks)
+        assert a.summary["weighted_on_time_rate"] == c.summary["weighted_on_time_rate"]
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dqn"])
+def test_masked_actions_are_never_taken(trained: dict, algo: str) -> None:
+    """Unmasked algorithms too: the policy picks among the allowed actions only, and the
+    environment raises on an empty slot (invalid_action="raise")."""
+    policy = load(trained[algo].out)
+    sc = pool().scenarios[0]
+    env = MultipathDeadlineEnv(sc, num_slots=policy.num_slots, max_paths=policy.max_paths, invalid_action="raise")
+    obs, _ = env.reset(seed=7)
+    done, steps = False, 0
+    while not done:
+        mask = env.action_masks()
+        action = int(policy.act(obs[None], mask[None])[0])
+        assert mask[action]
+        slot_ttd = obs[2: 16 * 8: 8]
+        assert action == 16 or slot_ttd[action] > 0
+        obs, _, done, _, _ = env.step(action)
+        steps += 1
+    assert steps > 100
+
+
+def test_native_adapter_steps_like_scalar_environments() -> None:
+    """The same episodes and actions through NativeVecEnv and through PoolEnv."""
+    p = EpisodePool(pool().scenarios, ((7,),))
+    native = NativeVecEnv(p, 1, 16, seed=0)
+    scalar = PoolEnv(p, 16, seed=0)
+    a, _ = scalar.reset(seed=0)
+    b = native.reset()[0]
+    for _ in range(300):
+        assert np.array_equal(a, b)
+        m = native.action_masks()[0]
+        assert np.array_equal(m, scalar.action_masks())
+        action = int(np.flatnonzero(m)[0])
+        a, ra, done, _, _ = scalar.step(action)
+        b_all, rb, _, infos = native.step(np.array([action]))
+        b = infos[0]["terminal_observation"] if done else b_all[0]
+        assert ra == rb[0]
+        if done:
+            break
+
+
+def test_set_extractor_summary_is_permutation_invariant() -> None:
+    env = NativeVecEnv(pool(), 2, 16, seed=0)
+    obs = env.reset()
+    for _ in range(50):
+        obs, _, _, _ = env.step(np.full(2, 0))
+    ex = SlotSetExtractor(env.observation_space, num_slots=16)
+    ex.fit_normalization(obs)
+    x = torch.as_tensor(obs)
+    width = 8
+    slots = x[:, : 16 * width].reshape(2, 16, width)
+    perm = torch.randperm(16)
+    moved = torch.cat([slots[:, perm].reshape(2, -1), x[:, 16 * width:]], 1)
+    d = 32
+    a, b = ex(x), ex(moved)
+    # The packets-queued-ahead feature follows slot order by design; compare the parts
+    # that do not read it: pooled summaries of a model without that input.
+    with torch.no_grad():
+        ex.slot_std[-2] = float("inf")
+        a, b = ex(x), ex(moved)
+    assert torch.allclose(a[:, 16 * d:], b[:, 16 * d:], atol=1e-5)
+    assert torch.allclose(a[:, : 16 * d].reshape(2, 16, d)[:, perm], b[:, : 16 * d].reshape(2, 16, d), atol=1e-5)
+
+
+def test_demonstrations_map_expert_blocks_to_slots() -> None:
+    demos = demonstrations("dams", pool(), 400, 16, 2, seed=0)
+    assert len(demos) >= 400
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()
+    opt = demonstrations("optimum", pool(), 200, 16, 2, seed=0)
+    assert len(opt) >= 200 and opt.masks[np.arange(len(opt)), opt.actions].all()
+
+
+def test_default_agent_ships_and_runs_in_simulate_and_suites() -> None:
+    assert "default" in zoo_names()
+    policy = load("default")
+    assert isinstance(policy, AgentPolicy) and policy.name == "agent:default"
+    card = (policy.directory / "MODEL_CARD.md").read_text()
+    assert "mpsched train" in card and "seed" in card
+    sc = pool().scenarios[0]
+    assert simulate(sc, policy, seed=7).summary["n_blocks"] > 0
+    spec = PolicySpec("agent:default", label="agent:default")
+    assert isinstance(spec.build(), AgentPolicy)
+    assert spec.run(sc, 7, False).policy == "agent:default"
+
+
+def test_hyperparameters_load_and_override() -> None:
+    hp = load_hyperparams("maskable_ppo", "agents", ["learning_rate=1e-4", "policy_kwargs.net_arch=[128]"])
+    assert hp["learning_rate"] == 1e-4 and hp["policy_kwargs"]["net_arch"] == [128]
+    assert hp["policy_kwargs"]["features_extractor_kwargs"]["embed_dim"] == 32
+    for algo in ALGOS:
+        assert load_hyperparams(algo)["num_slots"] == 16
+
+
+def test_bad_input_gives_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(TrainingError, match="algo: got 'a2c'; expected one of maskable_ppo, ppo, dqn, bc"):
+        train("a2c", "agents", 10, tmp_path / "x")
+    with pytest.raises(TrainingError, match="--from-expert: got 'oracle'"):
+        train("maskable_ppo", "agents", 10, tmp_path / "x", from_expert="oracle")
+    with pytest.raises(TrainingError, match="not dqn"):
+        train("dqn", "agents", 10, tmp_path / "x", from_expert="dams")
+    with pytest.raises(TrainingError, match="--hp: got 'learning_rate'"):
+        load_hyperparams("ppo", overrides=["learning_rate"])
+    with pytest.raises(TrainingError, match="extractor: got 'cnn'"):
+        load_hyperparams("ppo", overrides=["extractor=cnn"])
+    with pytest.raises(PolicyError, match="no model directory 'no-such-model' and no shipped model"):
+        load("no-such-model")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(PolicyError, match="missing agent.json, model.zip"):
+        load(tmp_path / "empty")
+    with pytest.raises(PolicyError, match="takes no parameters"):
+        load("default", temperature=1.0)
+    with pytest.raises(Exception, match="a suite with a split"):
+        train("maskable_ppo", "dams-paper", 10, tmp_path / "x")
+    suite = load_suite("agents")
+    assert suite.split_groups("test")
+
+
+def test_cli_train_and_evaluate(trained: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    from mpsched.experiments.cli import main
+
+    out = trained["bc"].out
+    assert main(["evaluate", "--model", str(out), "--suite", str(trained["suite"]), "--baselines", "minrtt",
+                 "--json", "--no-progress"]) == 0
+    rows = __import__("json").loads(capsys.readouterr().out)
+    assert [r["scenario"] for r in rows] == ["test-short", "mean"]
+    assert set(rows[0]) == {"scenario", f"agent:{out}", "minrtt"}
+    assert main(["train", "--algo", "a2c", "--suite", str(trained["suite"]), "--out", str(out.parent / "x")]) == 2
+    assert "algo: got 'a2c'" in capsys.readouterr().err
