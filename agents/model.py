@@ -170,9 +170,7 @@ class AgentPolicy(Policy):
         return greedy_actions(self.network, self.algo, observations, masks)
 
     def decide(self, obs: Observation) -> int:
-        # The core writes the environment's observation of the pending decision into
-        # these buffers (the same routine as MultipathDeadlineEnv.step).
-        obs._sim.bind_obs(self.num_slots, self.max_paths, True, self._obs, self._mask, self._slots)
+        obs.write_env_observation(self.num_slots, self.max_paths, self._obs, self._mask, self._slots)
         action = int(self.act(self._obs[None], self._mask[None])[0])
         return WAIT if action == self.num_slots else int(self._slots[action])
 

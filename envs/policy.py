@@ -201,6 +201,35 @@ class Observation:
         """Paths in fast recovery or recovering from a timeout."""
         return self.recovery != 0
 
+    def write_env_observation(self, num_slots: int, max_paths: int, obs: np.ndarray, mask: np.ndarray,
+                              slots: np.ndarray) -> None:
+        """Write the observation :class:`~mpsched.envs.env.MultipathDeadlineEnv` gives of
+        this decision into the caller's buffers (the same routine as the environment's).
+
+        Lets a policy trained on the environment decide inside :func:`~mpsched.envs.simulate`.
+        The episode keeps the buffers bound, as the environment binds its own: call it on
+        episodes run by ``simulate`` or the step API, not on an environment's episode.
+
+        Parameters
+        ----------
+        num_slots, max_paths : int
+            The environment's K and Pmax (``max_paths`` at least :attr:`n_paths`).
+        obs : numpy.ndarray
+            float32, shape ``(obs_dim(K, Pmax),)``: the flat observation of the deciding path.
+        mask : numpy.ndarray
+            bool, shape ``(K + 1,)``: slots holding a block, and WAIT (always valid).
+        slots : numpy.ndarray
+            int32, shape ``(K,)``: the block index behind each slot, -1 when empty.
+
+        Raises
+        ------
+        ValueError
+            For K or Pmax out of range, or a buffer of the wrong shape.
+        TypeError
+            For a buffer of the wrong dtype.
+        """
+        self._sim.bind_obs(num_slots, max_paths, True, obs, mask, slots)
+
     def cancel(self, block: int) -> None:
         """Drop the block's unsent bytes (docs/model.md section 9); sent packets stay."""
         self._sim.cancel(block)

@@ -9,8 +9,10 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
 
 import mpsched.envs  # noqa: F401  (registers the environment)
-from mpsched.envs import ENV_ID, ActionError, _core
+from mpsched.envs import ENV_ID, WAIT, ActionError, Observation, _core
 from mpsched.envs.env import MultipathDeadlineEnv, observation_layout
+from mpsched.envs.episode import build_episode
+from mpsched.envs.scenarios import resolve
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
 
 SHORT = {
@@ -61,6 +63,36 @@ def test_episode_reward_is_weighted_on_time_blocks() -> None:
     assert total > 0
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
+
+
+def test_observation_writes_what_the_environment_observes() -> None:
+    """A policy's view of a step-API episode gives the environment's observation, mask and
+    slots at every decision (K = 4 leaves blocks outside the slots)."""
+    K, P = 4, 3
+    env = MultipathDeadlineEnv(SHORT, num_slots=K, max_paths=P)
+    env_obs, _ = env.reset(seed=5)
+    sim = build_episode(resolve(SHORT), 5).make_sim()
+    view = Observation(sim)
+    obs = np.zeros(_core.obs_dim(K, P), np.float32)
+    mask = np.zeros(K + 1, np.bool_)
+    slots = np.full(K, -1, np.int32)
+    rng = np.random.default_rng(1)
+    done, decisions = False, 0
+    while not done:
+        assert sim.next_decision() >= 0
+        view.write_env_observation(K, P, obs, mask, slots)
+        np.testing.assert_array_equal(obs, env_obs)
+        np.testing.assert_array_equal(mask, env.action_masks())
+        np.testing.assert_array_equal(slots, env.slot_blocks())
+        action = random_valid(rng, mask)
+        sim.apply(WAIT if action == K else int(slots[action]))
+        env_obs, _, done, _, _ = env.step(action)
+        decisions += 1
+    assert sim.next_decision() < 0 and decisions > 50
+    with pytest.raises(TypeError, match="obs: expected dtype"):
+        view.write_env_observation(K, P, obs.astype(np.float64), mask, slots)
+    with pytest.raises(ValueError, match="max_paths"):
+        view.write_env_observation(K, 1, obs, mask, slots)
 
 
 def test_seeding_contract() -> None:
