@@ -312,6 +312,9 @@ class HeldOutEvaluation(BaseCallback):
                  f"{score['weighted_on_time_rate']:.4f} ({int(score['episodes'])} episodes)")
         return score
 
+    def _on_training_start(self) -> None:
+        self._last = self.model.num_timesteps  # a resumed run counts on from its checkpoint
+
     def _on_step(self) -> bool:
         if self.model.num_timesteps - self._last >= self.freq:
             self._last = self.model.num_timesteps
@@ -326,6 +329,9 @@ class Checkpoints(BaseCallback):
         super().__init__()
         self.folder, self.freq = folder, max(1, int(freq))
         self._last = 0
+
+    def _on_training_start(self) -> None:
+        self._last = self.model.num_timesteps
 
     def _on_step(self) -> bool:
         if self.model.num_timesteps - self._last >= self.freq:

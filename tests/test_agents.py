@@ -3,6 +3,8 @@ saved models as deterministic policies, masks, and the errors of bad input."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -240,8 +242,31 @@ def test_cli_train_and_evaluate(trained: dict, capsys: pytest.CaptureFixture[str
     out = trained["bc"].out
     assert main(["evaluate", "--model", str(out), "--suite", str(trained["suite"]), "--baselines", "minrtt",
                  "--json", "--no-progress"]) == 0
-    rows = __import__("json").loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)
     assert [r["scenario"] for r in rows] == ["test-short", "mean"]
     assert set(rows[0]) == {"scenario", f"agent:{out}", "minrtt"}
     assert main(["train", "--algo", "a2c", "--suite", str(trained["suite"]), "--out", str(out.parent / "x")]) == 2
     assert "algo: got 'a2c'" in capsys.readouterr().err
+
+
+def test_cli_resume_continues_from_the_last_checkpoint(trained: dict, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """--resume loads the latest checkpoint (512 steps, cloning done) and trains on to 768:
+    the step count continues, the checkpoints go on from it, the expert is not cloned again."""
+    from mpsched.experiments.cli import main
+
+    out = tmp_path / "resumed"
+    shutil.copytree(trained["maskable_ppo"].out, out)
+    before = sorted(p.name for p in (out / "checkpoints").glob("step_*.zip"))
+    assert before[-1] == "step_000000000512.zip"
+    hp = FAST["maskable_ppo"] + ["eval_episodes=1", "eval_freq=256", "checkpoint_freq=256"]
+    assert main(["train", "--algo", "maskable_ppo", "--suite", str(trained["suite"]), "--timesteps", "768",
+                 "--out", str(out), "--seed", "3", "--resume", "--no-progress"] + [f"--hp={h}" for h in hp]) == 0
+    printed = capsys.readouterr().out
+    assert f"resuming from {out / 'checkpoints' / 'step_000000000512.zip'}" in printed
+    assert "expert dams" not in printed and "behaviour cloning" not in printed
+    assert sorted(p.name for p in (out / "checkpoints").glob("step_*.zip")) == before + ["step_000000000768.zip"]
+    meta = json.loads((out / "agent.json").read_text())
+    assert meta["timesteps"] == 768 and meta["imitation"]["expert"] == "dams"
+    assert [e["timesteps"] for e in meta["evaluations"]] == [768.0]
+    assert load(out).network.num_timesteps == 768
