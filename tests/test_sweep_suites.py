@@ -31,7 +31,7 @@ def test_built_in_suites_load_and_expand() -> None:
         "daps-paper": 6 * 2 * 3,
         "rtx-paper": 4 * 4 * 6 * 5,
         "srpt-ecf-paper": 1 * 4 * 10,
-        "leaderboard": 8 * (len(baselines.names()) + 1) * 10,
+        "leaderboard": 8 * (len(baselines.names()) + 2) * 10,
     }
     for name, count in expected.items():
         episodes = load_suite(name).episodes()
@@ -51,11 +51,11 @@ def test_quick_variants_are_smaller() -> None:
     assert {e.case.scenario.duration_s for e in quick.episodes()} == {15.0}
 
 
-def test_leaderboard_runs_every_baseline_on_video_web_and_bulk() -> None:
+def test_leaderboard_runs_every_baseline_the_optimum_and_the_agent_on_video_web_and_bulk() -> None:
     suite = load_suite("leaderboard")
     assert [g.name for g in suite.groups] == ["video", "web", "bulk"]
     for g in suite.groups:
-        assert [p.label for p in g.policies] == baselines.names()
+        assert [p.label for p in g.policies] == baselines.names() + ["optimum", "agent:default"]
     traced = [c for g in suite.groups for c in g.cases
               if any(p.bandwidth and p.bandwidth["type"] == "trace" for p in c.scenario.paths)]
     assert {c.name for c in traced} >= {"video-avc-cellular", "web-wifi-lte", "bulk-wifi-lte-olia"}
