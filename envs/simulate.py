@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .episode import build_episode
+from .episode import Episode, build_episode
 from .errors import PolicyError
 from .policy import DecidingPolicy, Observation, Policy
 from .results import EpisodeResult
 from .scenario import Scenario
 from .scenarios import resolve
 
-__all__ = ["simulate", "resolve_policy", "policy_name", "drive"]
+__all__ = ["simulate", "simulate_episode", "resolve_policy", "policy_name", "drive"]
 
 
 def resolve_policy(policy: str | Policy | DecidingPolicy) -> Policy | DecidingPolicy:
@@ -85,9 +85,28 @@ def simulate(scenario: Scenario | str | Path | Mapping[str, Any], policy: str | 
     """
     sc = resolve(scenario)
     pol = resolve_policy(policy)
-    episode = build_episode(sc, seed)
+    return simulate_episode(build_episode(sc, seed), pol, drop_expired)
+
+
+def simulate_episode(episode: Episode, policy: Policy | DecidingPolicy, drop_expired: bool = False) -> EpisodeResult:
+    """:func:`simulate` on an already built episode (a sweep builds each scenario and seed
+    once and runs every policy on it).
+
+    Parameters
+    ----------
+    episode : Episode
+        From :func:`mpsched.envs.episode.build_episode`.
+    policy : Policy or object with ``decide(obs) -> int``
+        A resolved policy (see :func:`resolve_policy`).
+    drop_expired : bool
+        As in :func:`simulate`.
+
+    Returns
+    -------
+    EpisodeResult
+    """
     sim = episode.make_sim(drop_expired=bool(drop_expired))
     start = time.perf_counter()
-    drive(sim, pol, tuple(p.name for p in sc.paths))
+    drive(sim, policy, tuple(p.name for p in episode.scenario.paths))
     wall = time.perf_counter() - start
-    return EpisodeResult.from_sim(sim, episode, policy_name(pol), wall)
+    return EpisodeResult.from_sim(sim, episode, policy_name(policy), wall)

@@ -260,19 +260,11 @@ class PolicySpec:
 
 
 def _simulate(scenario: Scenario, policy: Any, seed: int, drop_expired: bool, episode: Any) -> EpisodeResult:
-    """:func:`mpsched.envs.simulate` on a prebuilt episode (the same steps, in order)."""
-    import time
-
+    """:func:`mpsched.envs.simulate` on a prebuilt episode when given."""
     from ...envs.episode import build_episode
-    from ...envs.simulate import drive, policy_name
+    from ...envs.simulate import simulate_episode
 
-    if episode is None:
-        episode = build_episode(scenario, seed)
-    sim = episode.make_sim(drop_expired=bool(drop_expired))
-    start = time.perf_counter()
-    drive(sim, policy, tuple(p.name for p in scenario.paths))
-    wall = time.perf_counter() - start
-    return EpisodeResult.from_sim(sim, episode, policy_name(policy), wall)
+    return simulate_episode(build_episode(scenario, seed) if episode is None else episode, policy, drop_expired)
 
 
 def _optional(module: str, attr: str, missing: str) -> Any:
