@@ -14,9 +14,11 @@ from mpsched.experiments import validate
 from mpsched.experiments.cli import main
 
 # Seed 003 eq. (2) assumes the slow-path packet meets an empty queue. In this case the
-# receive window reopens by ~10 packets at once near the end of each ~100 ms cycle, and
-# round-robin puts 5 of them back to back on the 10 Mbit/s path: 4 x 1.2 ms of queueing
-# on top of the model (measured 43.76 ms against 40.96 ms).
+# receive window reopens by ~10 packets at once near the end of each ~100 ms cycle (a
+# fast-path acknowledgement reports deliveries whose slow-path acknowledgements are still
+# on their way), and round-robin puts 5 of them back to back on the 10 Mbit/s path: the
+# blocking packet queues up to 3.76 ms, and the maximum is 43.76 ms against 40.96 ms.
+# Behind packets that met an empty queue the maximum is 39.92 ms (the test below).
 DAPS_NOT_REPRODUCED = {(50, 10, 100): "window-opening bursts queue on the slow path (+6.8 %)"}
 
 
@@ -36,6 +38,16 @@ def test_daps_maximum_blocking_time_within_5_percent(case: tuple[float, float, f
     row = validate.daps_blocking(c_f, c_s, r_s)
     assert row.expected == pytest.approx(r_s / 2 + 12 / c_s - 10 - 12 / c_f)  # eq. (2) with L = 1500 B, r_f = 20 ms
     assert abs(row.measured / row.expected - 1) <= 0.05, row
+
+
+@pytest.mark.parametrize("case", validate.DAPS_TABLE_I, ids=lambda c: "{:g};{:g}/{:g}".format(*c))
+def test_daps_blocking_within_5_percent_where_eq_2_assumption_holds(case: tuple[float, float, float]) -> None:
+    """Among the packets held back by a packet that met an empty slow path (eq. (2)'s
+    "no packets in flight"), the largest wait is the model's within 5 % in every case,
+    and any excess of the overall maximum is at most the blocking packet's queueing."""
+    row = validate.daps_blocking(*case)
+    assert abs(row.extra["measured_empty_queue_ms"] / row.expected - 1) <= 0.05, row
+    assert row.measured - row.expected <= row.extra["blocker_queueing_ms"] + 1e-9, row
 
 
 @pytest.mark.parametrize("p", validate.MATHIS_LOSS)
