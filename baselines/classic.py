@@ -101,10 +101,12 @@ class BlindRoundRobin(RoundRobin):
     their delays. Blocks are FIFO.
 
     Mapping onto the decision point: a turn is one packet, as in :class:`RoundRobin` (the
-    same native twin). This is the reading under which the simulator reproduces the
-    paper's ns-2 validation of its blocking model (Table I, ``mpsched validate``); giving
-    each path its whole window in one turn makes the slow path's packets queue behind
-    each other and roughly triples the blocking time of the symmetric cases.
+    same native twin). ns-2's CMT-SCTP (``SctpCMTAgent::SendMuch``) gives each
+    destination a run up to its window, starting after the destination that sent last,
+    but it is clocked by delayed SACKs (one per two packets). With this simulator's
+    acknowledgement per packet, runs put the slow path's packets back to back and roughly
+    triple the blocking time of Table I's symmetric cases, while one packet per turn
+    reproduces eq. (2) (``mpsched validate``).
     """
 
     name = "blind-rr"
