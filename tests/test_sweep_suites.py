@@ -28,7 +28,7 @@ def test_built_in_suites_load_and_expand() -> None:
     assert set(BUILT_IN) <= set(names())
     expected = {  # groups x scenarios x policies x seeds, counted by hand from the YAML files
         "dams-paper": 2 * 8 * 10 + 5 * 8 * 5 + 6 * 8 * 5 + 4 * 8 * 5,
-        "daps-paper": 6 * 2 * 3,
+        "daps-paper": (6 + 3) * 2 * 3,
         "rtx-paper": 4 * 4 * 6 * 5,
         "srpt-ecf-paper": 1 * 4 * 10,
         "leaderboard": 8 * (len(baselines.names()) + 2) * 10,
