@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -142,19 +142,19 @@ def daps_blocking(c_f: float, c_s: float, r_s: float, duration_s: float = 10.0, 
     delivered = pieces[pieces["delivery_ns"] >= 0]
     # the blocker of the packets delivered at time T is the one that arrived at T
     one_way_ns = (delivered["arrival_ns"] - delivered["first_send_ns"]).groupby(delivered["arrival_ns"]).max()
-    slow_one_way_ns = (r_s / 2 + 8 * packet / (c_s * 1e3)) * MS  # eq. (2)'s t_2 - t_0
-    blocker_late_ns = delivered["delivery_ns"].map(one_way_ns) - slow_one_way_ns
+    slow_one_way_ms = r_s / 2 + 8 * packet / (c_s * 1e3)  # eq. (2)'s t_2 - t_0
+    blocker_late_ns = delivered["delivery_ns"].map(one_way_ns) - slow_one_way_ms * MS
     steady = delivered["arrival_ns"] >= warmup_s * 1e9
     wait_ns = delivered["delivery_ns"] - delivered["arrival_ns"]
     unqueued = steady & (blocker_late_ns <= 1000)  # within a microsecond of an empty path
     measured = float(wait_ns[steady].max()) / MS
-    model = r_s / 2 + 8 * packet / (c_s * 1e3) - r_f / 2 - 8 * packet / (c_f * 1e3)
+    model = slow_one_way_ms - r_f / 2 - 8 * packet / (c_f * 1e3)
     row = _within(f"DAPS T_maxblock ({c_f:g};{c_s:g}/{r_s:g})", model, measured, 5.0, "ms")
     extra = {
         "measured_empty_queue_ms": float(wait_ns[unqueued].max()) / MS if unqueued.any() else float("nan"),
         "blocker_queueing_ms": max(float(blocker_late_ns[steady & (wait_ns > 0)].max()), 0.0) / MS,
     }
-    return Check(**{**asdict(row), "extra": extra})
+    return replace(row, extra=extra)
 
 
 # ---------------------------------------------------------------------------------------
