@@ -80,7 +80,7 @@ import os
 import re
 import string
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,15 @@ class SuiteError(MpschedError):
         if len(text) > 200:
             text = text[:197] + "..."
         super().__init__(f"suite {suite}: {field}: got {text}; expected {expected}")
+
+
+def _reject_unknown_keys(mapping: Mapping[Any, Any], allowed: Sequence[str], suite: str, where: str,
+                         expected: str = "a known key; allowed keys: ") -> None:
+    """Raises on the first key of ``mapping`` not in ``allowed``, naming it under ``where``."""
+    for key in mapping:
+        if key not in allowed:
+            field = f"{where}.{key}" if where else str(key)
+            raise SuiteError(suite, field, mapping[key], expected + ", ".join(allowed))
 
 
 # ---------------------------------------------------------------------------------------
@@ -323,10 +332,7 @@ def _parse_policy(entry: Any, where: str, suite: str) -> list[PolicySpec]:
         entry = {"name": entry}
     if not isinstance(entry, Mapping):
         raise SuiteError(suite, where, entry, "a policy name or a mapping with a name")
-    unknown = [k for k in entry if k not in _POLICY_KEYS]
-    if unknown:
-        raise SuiteError(suite, f"{where}.{unknown[0]}", entry[unknown[0]],
-                         "a known key; allowed keys: " + ", ".join(_POLICY_KEYS))
+    _reject_unknown_keys(entry, _POLICY_KEYS, suite, where)
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise SuiteError(suite, f"{where}.name", name, "a policy name")
@@ -531,10 +537,7 @@ def _expand_case(entry: Any, base_dir: Path, where: str, suite: str) -> list[Sce
         entry = {"base": entry}
     if not isinstance(entry, Mapping):
         raise SuiteError(suite, where, entry, "a scenario name, a file or a mapping with a base")
-    unknown = [k for k in entry if k not in _CASE_KEYS]
-    if unknown:
-        raise SuiteError(suite, f"{where}.{unknown[0]}", entry[unknown[0]],
-                         "a known key; allowed keys: " + ", ".join(_CASE_KEYS))
+    _reject_unknown_keys(entry, _CASE_KEYS, suite, where)
     if "base" not in entry:
         raise SuiteError(suite, f"{where}.base", None, "a built-in scenario name, a YAML file or a scenario mapping")
     sets = entry.get("set", {}) or {}
@@ -642,9 +645,7 @@ def _series(value: Any, where: str, suite: str) -> SeriesSpec | None:
         value = {"kinds": value}
     if not isinstance(value, Mapping):
         raise SuiteError(suite, where, value, "a list of series kinds or a mapping with kinds")
-    unknown = [k for k in value if k not in _SERIES_KEYS]
-    if unknown:
-        raise SuiteError(suite, f"{where}.{unknown[0]}", value[unknown[0]], "one of " + ", ".join(_SERIES_KEYS))
+    _reject_unknown_keys(value, _SERIES_KEYS, suite, where, "one of ")
     kinds = _strings(value.get("kinds"), f"{where}.kinds", suite)
     for k in kinds:
         if k not in SERIES_KINDS:
@@ -708,10 +709,8 @@ class Suite:
         label = raw.get("name", source) if isinstance(raw, dict) else source
         if not isinstance(raw, dict):
             raise SuiteError(str(label), "suite", spec, "a mapping")
-        unknown = [k for k in raw if k not in _SUITE_KEYS and not str(k).startswith("x-")]
-        if unknown:
-            raise SuiteError(str(label), unknown[0], raw[unknown[0]],
-                             "a known key (or an x- key holding YAML anchors); allowed keys: " + ", ".join(_SUITE_KEYS))
+        _reject_unknown_keys({k: v for k, v in raw.items() if not str(k).startswith("x-")}, _SUITE_KEYS,
+                             str(label), "", "a known key (or an x- key holding YAML anchors); allowed keys: ")
         name = raw.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
             raise SuiteError(str(label), "name", name, "a name of letters, digits, '-', '_' and '.'")
@@ -850,9 +849,7 @@ def _split(value: Any, groups: list[Group], suite: str) -> dict[str, tuple[str, 
         return {}
     if not isinstance(value, Mapping):
         raise SuiteError(suite, "split", value, "a mapping with train and test (lists of group names)")
-    unknown = [k for k in value if k not in SPLIT_PARTS]
-    if unknown:
-        raise SuiteError(suite, f"split.{unknown[0]}", value[unknown[0]], "one of " + ", ".join(SPLIT_PARTS))
+    _reject_unknown_keys(value, SPLIT_PARTS, suite, "split", "one of ")
     by_name = {g.name: g for g in groups}
     split: dict[str, tuple[str, ...]] = {}
     for part in SPLIT_PARTS:
@@ -890,9 +887,7 @@ def _shortened(case: ScenarioCase, duration_s: float) -> ScenarioCase:
 def _group(g: Any, where: str, suite: str, folder: Path, seeds: tuple[int, ...], drop: bool) -> Group:
     if not isinstance(g, Mapping):
         raise SuiteError(suite, where, g, "a group mapping with name, scenarios and policies")
-    unknown = [k for k in g if k not in _GROUP_KEYS]
-    if unknown:
-        raise SuiteError(suite, f"{where}.{unknown[0]}", g[unknown[0]], "a known key; allowed keys: " + ", ".join(_GROUP_KEYS))
+    _reject_unknown_keys(g, _GROUP_KEYS, suite, where)
     name = g.get("name")
     if not isinstance(name, str) or not name:
         raise SuiteError(suite, f"{where}.name", name, "a group name")
