@@ -42,10 +42,16 @@ class DAPS(Policy):
     also reschedules what the last one could not send, the lowest sequence numbers going
     to the fast path), once per instant and again whenever no path that can send has
     work left in it. When no path that can send has work, only the deciding path ``j``
-    can send (or the new schedule gave the others nothing): "capacity on the fast path
-    only" sends as much as the window allows, so ``j`` sends the oldest sendable block if
-    it is the path with the smallest ``(srtt, index)``; a slower path alone waits
-    ("capacity on the slow path only": it sends only what the last schedule gave it).
+    can send (or the new schedule gave the others nothing). The slides give both cases
+    the same rule, "DAPS sends as much packets as possible, considering the rwnd", and
+    add "and the last generated S" for the slow path. So with "capacity on the fast path
+    only", ``j`` sends the oldest sendable block if it is the path with the smallest
+    ``(srtt, index)``. With "capacity on the slow path only", a slower ``j`` sends too, but
+    what the last schedule gave another path stays that path's: with the stream sequence
+    ``j`` sends the first sendable block holding no retransmission that lies outside
+    every other path's run (so beyond the schedule when its own run is sent); with the
+    send sequence, whose schedule holds no positions (see below), the oldest sendable
+    block.
 
     **Sequence numbers** (docs/model.md 6.2). The in-order receiver numbers data either
     as it is first sent (``sequence: send``, the default) or in the application's byte
@@ -60,7 +66,8 @@ class DAPS(Policy):
     execution, so the sequence numbers come out exactly as Algorithm 3 assigns them. The
     work of path ``i`` is a slot left; at an instant the owner of the next slot is the
     first path in schedule order that can send and has one, and ``j`` sends the oldest
-    sendable block (taking the slot) if it is the owner and waits otherwise. A sequence
+    sendable block (taking the slot) if it is the owner, waits if another path is, and
+    sends it as well when there is no owner (capacity on one path only). A sequence
     number cannot be held back for a packet not sent yet: the fast path's packets sent
     while a slow packet is in flight follow it in sequence.
 
@@ -257,8 +264,7 @@ class DAPS(Policy):
             if owner != j:
                 return WAIT
             self._slots[j] -= 1
-            return int(obs.sendable()[0])
-        return int(obs.sendable()[0]) if j == self._path_order(obs)[0] else WAIT
+        return int(obs.sendable()[0])  # j's slot, or j alone can send
 
     def _decide_stream(self, obs: Observation, ready: int) -> int:
         j = obs.path
@@ -272,7 +278,13 @@ class DAPS(Policy):
             return b  # j's next position in the schedule
         if any(self._run_first(obs, sendable, i) >= 0 for i in ready_paths):
             return WAIT  # the schedule goes out before anything beyond it (Algorithm 2)
-        return sendable[0] if j == self._path_order(obs)[0] else WAIT
+        if j == self._path_order(obs)[0]:
+            return sendable[0]  # capacity on the fast path only
+        # capacity on a slower path only: as much as the window allows, outside the others' runs
+        lost = obs.lost_bytes
+        others = [(self._run_lo[i], self._run_hi[i]) for i in range(obs.n_paths) if i != j]
+        return next((b for b in sendable
+                     if int(lost[b]) == 0 and not any(lo <= b < hi for lo, hi in others)), WAIT)
 
     def decide(self, obs: Observation) -> int:
         if not self._sample(obs):

@@ -234,17 +234,38 @@ static int daps_fastest(const mps_sim *s) {
     return fastest;
 }
 
+/* Capacity on a slower path only: the first sendable block without bytes to retransmit
+ * that lies outside every other path's run, or -1. */
+static int32_t daps_outside_other_runs(const mps_sim *s, const int64_t *st, int j) {
+    const int P = s->n_paths;
+    const int64_t *lo = DAPS_RUN_LO(st, P), *hi = DAPS_RUN_HI(st, P);
+    for (int32_t w = s->low_word; w < s->n_words; w++) {
+        uint64_t x = mps_sendable_word(s, w) & ~s->lost_set.bits[w];
+        while (x) {
+            const int32_t b = w * 64 + __builtin_ctzll(x);
+            int theirs = 0;
+            for (int i = 0; i < P && !theirs; i++) theirs = i != j && lo[i] <= b && b < hi[i];
+            if (!theirs) return b;
+            x &= x - 1;
+        }
+    }
+    return -1;
+}
+
 /* Stream sequence: j sends the first sendable block of its run; without one it waits
  * while another path that can send has one (the schedule goes out before anything beyond
  * it, Algorithm 2); otherwise the fastest path sends the first sendable block and a
- * slower one waits. */
+ * slower one the first outside the others' runs (the slides: "as much packets as
+ * possible, considering the rwnd and the last generated S"). */
 static int32_t daps_decide_stream(mps_sim *s, mps_policy *pol, int j, int ready) {
     const int64_t *st = pol->state;
     if (ready >= 2 && (st[DAPS_MADE_NS] != s->now || !daps_run_work(s, st))) daps_make_runs(s, pol);
     const int32_t b = daps_run_first(s, st, j);
     if (b >= 0) return b;
     if (daps_run_work(s, st)) return MPS_WAIT;
-    return j == daps_fastest(s) ? mps_first_sendable(s) : MPS_WAIT;
+    if (j == daps_fastest(s)) return mps_first_sendable(s);
+    const int32_t outside = daps_outside_other_runs(s, st, j);
+    return outside >= 0 ? outside : MPS_WAIT;
 }
 
 /* Send sequence: the owner of the next slot sends the oldest sendable block. */
@@ -256,10 +277,9 @@ static int32_t daps_decide_send(mps_sim *s, mps_policy *pol, int j, int ready) {
     if (owner >= 0) {
         if (owner != j) return MPS_WAIT;
         DAPS_SLOTS(st, P)[j]--;
-        return mps_first_sendable(s);
     }
-    /* no slot for a path that can send: only j can; the fast path alone sends, a slower one waits */
-    return j == daps_fastest(s) ? mps_first_sendable(s) : MPS_WAIT;
+    /* j's slot, or no slot for a path that can send: j alone can, and sends as much as it may */
+    return mps_first_sendable(s);
 }
 
 static int32_t daps_decide(mps_sim *s, mps_policy *pol, int j) {
