@@ -54,6 +54,14 @@ def test_daps_blocking_within_5_percent_where_eq_2_assumption_holds(case: tuple[
     assert row.measured - row.expected <= row.extra["blocker_queueing_ms"] + 1e-9, row
 
 
+@pytest.mark.parametrize("case", validate.DAPS_TABLE_I, ids=lambda c: "{:g};{:g}/{:g}".format(*c))
+def test_figure_2_sequence_in_an_empty_network_waits_exactly_eq_2(case: tuple[float, float, float]) -> None:
+    """Seed 003 Fig. 2: one packet on the slow path, then the fast path fills the buffer,
+    nothing else in flight. The first fast packet waits t_2 - t_1 = eq. (2) to the ns."""
+    c_f, c_s, r_s = case
+    assert validate.figure_2_blocking(c_f, c_s, r_s) == pytest.approx(r_s / 2 + 12 / c_s - 10 - 12 / c_f, abs=1e-6)
+
+
 @pytest.mark.parametrize("p", validate.MATHIS_LOSS)
 def test_newreno_throughput_within_20_percent_of_mathis(p: float) -> None:
     row = validate.mathis(p)
