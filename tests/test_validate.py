@@ -26,13 +26,17 @@ from mpsched.experiments.cli import main
 DAPS_NOT_REPRODUCED = {(50, 10, 100): "window-opening bursts queue on the slow path (+6.8 %)"}
 
 
+def _case_id(case: tuple[float, float, float]) -> str:
+    return "{:g};{:g}/{:g}".format(*case)
+
+
 def _daps_params() -> list:
     params = []
     for case in validate.DAPS_TABLE_I:
         marks = ()
         if case in DAPS_NOT_REPRODUCED:
             marks = pytest.mark.xfail(strict=True, reason=DAPS_NOT_REPRODUCED[case])
-        params.append(pytest.param(case, marks=marks, id="{:g};{:g}/{:g}".format(*case)))
+        params.append(pytest.param(case, marks=marks, id=_case_id(case)))
     return params
 
 
@@ -44,7 +48,7 @@ def test_daps_maximum_blocking_time_within_5_percent(case: tuple[float, float, f
     assert abs(row.measured / row.expected - 1) <= 0.05, row
 
 
-@pytest.mark.parametrize("case", validate.DAPS_TABLE_I, ids=lambda c: "{:g};{:g}/{:g}".format(*c))
+@pytest.mark.parametrize("case", validate.DAPS_TABLE_I, ids=_case_id)
 def test_daps_blocking_within_5_percent_where_eq_2_assumption_holds(case: tuple[float, float, float]) -> None:
     """Among the packets held back by a packet that met an empty slow path (eq. (2)'s
     "no packets in flight"), the largest wait is the model's within 5 % in every case,
@@ -54,7 +58,7 @@ def test_daps_blocking_within_5_percent_where_eq_2_assumption_holds(case: tuple[
     assert row.measured - row.expected <= row.extra["blocker_queueing_ms"] + 1e-9, row
 
 
-@pytest.mark.parametrize("case", validate.DAPS_TABLE_I, ids=lambda c: "{:g};{:g}/{:g}".format(*c))
+@pytest.mark.parametrize("case", validate.DAPS_TABLE_I, ids=_case_id)
 def test_figure_2_sequence_in_an_empty_network_waits_exactly_eq_2(case: tuple[float, float, float]) -> None:
     """Seed 003 Fig. 2: one packet on the slow path, then the fast path fills the buffer,
     nothing else in flight. The first fast packet waits t_2 - t_1 = eq. (2) to the ns."""
