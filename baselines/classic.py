@@ -102,11 +102,12 @@ class BlindRoundRobin(RoundRobin):
 
     Mapping onto the decision point: a turn is one packet, as in :class:`RoundRobin` (the
     same native twin). ns-2's CMT-SCTP (``SctpCMTAgent::SendMuch``) gives each
-    destination a run up to its window, starting after the destination that sent last,
-    but it is clocked by delayed SACKs (one per two packets). With this simulator's
-    acknowledgement per packet, runs put the slow path's packets back to back and roughly
-    triple the blocking time of Table I's symmetric cases, while one packet per turn
-    reproduces eq. (2) (``mpsched validate``).
+    destination a run up to its window, starting after the destination that sent last.
+    With this simulator's acknowledgement per packet, runs put the slow path's packets
+    back to back and roughly triple the blocking time of Table I's symmetric cases;
+    ns-2's delayed SACKs (one per two packets) do not break the runs up, as each SACK
+    still lets a destination fill its window. One packet per turn reproduces eq. (2)
+    (``mpsched validate``).
     """
 
     name = "blind-rr"
