@@ -66,9 +66,11 @@ static inline int64_t remaining_bytes(const mps_sim *s, int32_t b) {
 /* ------------------------------------------------------------------------- */
 
 /* State: the last send time of each block on each path (for T_in-flight of eq. (5)),
- * then the isolated remaining completion time of each block at this decision. */
+ * then the isolated remaining completion time of each block at this decision, then a
+ * heap of the sendable blocks. */
 static size_t srpt_ecf_state_bytes(const mps_sim *s) {
-    return (size_t)s->n_blocks * (size_t)s->n_paths * sizeof(int64_t) + (size_t)s->n_blocks * sizeof(double);
+    const size_t n = (size_t)s->n_blocks;
+    return n * (size_t)s->n_paths * sizeof(int64_t) + n * sizeof(double) + n * sizeof(int32_t);
 }
 
 /* Whether block a comes before block b: (larger priority, smaller key, smaller index). */
@@ -79,13 +81,31 @@ static inline int srpt_before(const mps_sim *s, const double *key, int32_t a, in
     return a < b;
 }
 
+/* Restores the heap property below heap[at]: each block comes before its children. */
+static void srpt_sift_down(const mps_sim *s, const double *key, int32_t *heap, int32_t n, int32_t at) {
+    for (;;) {
+        int32_t first = at;
+        const int32_t left = 2 * at + 1, right = left + 1;
+        if (left < n && srpt_before(s, key, heap[left], heap[first])) first = left;
+        if (right < n && srpt_before(s, key, heap[right], heap[first])) first = right;
+        if (first == at) return;
+        const int32_t b = heap[at];
+        heap[at] = heap[first];
+        heap[first] = b;
+        at = first;
+    }
+}
+
 static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     const int P = s->n_paths;
     int64_t *last_send = pol->state;
     double *key = (double *)(last_send + (size_t)s->n_blocks * (size_t)P);
+    int32_t *heap = (int32_t *)(key + s->n_blocks);
     path_model m;
     path_model_build(s, &m);
     /* a) eq. (5): max(C*(S_k), T_in-flight(k)) of every sendable block */
+    int32_t n = 0;
+    int64_t total = 0;
     for (int32_t w = s->low_word; w < s->n_words; w++)
         for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
             const int32_t b = w * 64 + __builtin_ctzll(x);
@@ -98,27 +118,25 @@ static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
                     if (arrival > in_flight) in_flight = arrival;
                 }
             key[b] = c_ecf >= in_flight ? c_ecf : in_flight;
+            heap[n++] = b;
+            total += remaining_bytes(s, b);
         }
-    /* b) blocks in that order, cumulative size against path j's threshold; each step
-     * selects the first block after the previous one (keys are totally ordered) */
+    /* b) blocks in that order, cumulative size against path j's threshold. The sums
+     * only grow, so no block qualifies when the total does not exceed it; otherwise the
+     * heap yields the blocks in order until one does. */
     const double threshold = m.threshold[j];
+    if (n == 0 || !((double)total > threshold)) return MPS_WAIT;
+    for (int32_t at = n / 2 - 1; at >= 0; at--) srpt_sift_down(s, key, heap, n, at);
     int64_t cumulative = 0;
-    int32_t prev = -1;
     for (;;) {
-        int32_t best = -1;
-        for (int32_t w = s->low_word; w < s->n_words; w++)
-            for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
-                const int32_t b = w * 64 + __builtin_ctzll(x);
-                if (prev >= 0 && !srpt_before(s, key, prev, b)) continue;
-                if (best < 0 || srpt_before(s, key, b, best)) best = b;
-            }
-        if (best < 0) return MPS_WAIT;
+        const int32_t best = heap[0];
         cumulative += remaining_bytes(s, best);
         if ((double)cumulative > threshold) {
             last_send[(int64_t)best * P + j] = s->now;
             return best;
         }
-        prev = best;
+        heap[0] = heap[--n];
+        srpt_sift_down(s, key, heap, n, 0);
     }
 }
 
