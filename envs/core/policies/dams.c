@@ -8,7 +8,8 @@
 enum { DAMS_PRESERVED = 1, DAMS_DELAYED = 2 };
 
 /* Per-episode state: a header, then per block the epoch of the plan that last scheduled
- * it, its per-path byte targets, three block lists for planning and its status. */
+ * it, its per-path byte targets, three block lists and the victim heap with its credits
+ * for planning, and its status. */
 typedef struct {
     int64_t epoch;
     int64_t planned_arrived;
@@ -25,6 +26,8 @@ typedef struct {
     int32_t *pending;     /* n_blocks */
     int32_t *preserved;   /* n_blocks */
     int32_t *delayed;     /* n_blocks */
+    int32_t *heap;        /* n_blocks: positions in pending, smallest credit on top */
+    double *credit;       /* n_blocks: the normalized credit d of each position */
     uint8_t *status;      /* n_blocks */
 } dams_state;
 
@@ -41,7 +44,7 @@ typedef struct {
 
 static size_t dams_state_bytes(const mps_sim *s) {
     const size_t n = (size_t)s->n_blocks, P = (size_t)s->n_paths;
-    return sizeof(dams_head) + n * sizeof(int64_t) * (1 + P) + n * sizeof(int32_t) * 3 + n;
+    return sizeof(dams_head) + n * sizeof(int64_t) * (1 + P) + n * sizeof(double) + n * sizeof(int32_t) * 4 + n;
 }
 
 static dams_state dams_view(const mps_sim *s, mps_policy *pol) {
@@ -54,11 +57,15 @@ static dams_state dams_view(const mps_sim *s, mps_policy *pol) {
     p += n * sizeof(int64_t);
     v.target = (int64_t *)p;
     p += n * P * sizeof(int64_t);
+    v.credit = (double *)p;
+    p += n * sizeof(double);
     v.pending = (int32_t *)p;
     p += n * sizeof(int32_t);
     v.preserved = (int32_t *)p;
     p += n * sizeof(int32_t);
     v.delayed = (int32_t *)p;
+    p += n * sizeof(int32_t);
+    v.heap = (int32_t *)p;
     p += n * sizeof(int32_t);
     v.status = (uint8_t *)p;
     return v;
@@ -237,20 +244,53 @@ static inline int may_send(const mps_sim *s, const dams_state *v, int32_t b, int
 
 static inline int is_cancelled(const mps_sim *s, int32_t b) { return (s->blk[b].flags & MPS_BLK_CANCELLED) != 0; }
 
+/* The victim order of selective preservation: the smallest credit, and among equal
+ * credits the block preserved last (the specification's scan keeps the last minimum). */
+static inline int victim_before(const double *credit, int32_t a, int32_t b) {
+    return credit[a] < credit[b] || (credit[a] == credit[b] && a > b);
+}
+
+static void victim_sift(const double *credit, int32_t *heap, int n, int at) {
+    for (;;) {
+        int first = at;
+        const int left = 2 * at + 1, right = left + 1;
+        if (left < n && victim_before(credit, heap[left], heap[first])) first = left;
+        if (right < n && victim_before(credit, heap[right], heap[first])) first = right;
+        if (first == at) return;
+        const int32_t t = heap[at];
+        heap[at] = heap[first];
+        heap[first] = t;
+        at = first;
+    }
+}
+
+static void victim_push(const double *credit, int32_t *heap, int n, int32_t t) {
+    int at = n;
+    while (at > 0 && victim_before(credit, t, heap[(at - 1) / 2])) {
+        heap[at] = heap[(at - 1) / 2];
+        at = (at - 1) / 2;
+    }
+    heap[at] = t;
+}
+
 /* _plan_edf: selective preservation (eq. (1)) and the split of every block in order. */
 static void plan_edf(mps_sim *s, dams_state *v, const dams_mode *m, int n, const double *rate, const double *owd,
                      const double *q, const int *owd_order) {
     const int P = s->n_paths;
     const int64_t now = s->now;
     v->h->epoch++;
-    int np = 0, nd = 0;
+    int np = 0, nd = 0, nh = 0;
     int64_t c_seq = 0;
+    /* the preserved blocks are the pending ones in order less the victims; a victim is
+     * the preserved, uncancelled block with the smallest normalized credit d = c / (r s) */
     for (int t = 0; t < n; t++) {
         const int32_t b = v->pending[t];
         const mps_block *k = &s->blk[b];
-        v->preserved[np++] = b;
+        v->status[b] = DAMS_PRESERVED;
         c_seq += remaining_bytes(k);
         if (k->flags & MPS_BLK_CANCELLED) continue;
+        v->credit[t] = k->weight / (double)remaining_bytes(k);
+        victim_push(v->credit, v->heap, nh++, t);
         const double slack = (double)(k->deadline_ns - now);
         double capacity = 0.0;
         for (int i = 0; i < P; i++) {
@@ -258,34 +298,22 @@ static void plan_edf(mps_sim *s, dams_state *v, const dams_mode *m, int n, const
             if (window > 0.0) capacity += window * q[i];
         }
         while ((double)c_seq > capacity) {
-            int victim = -1;
-            double best = 0.0;
-            for (int u = 0; u < np; u++) {
-                const mps_block *c = &s->blk[v->preserved[u]];
-                if (c->flags & MPS_BLK_CANCELLED) continue;
-                const double d = c->weight / (double)remaining_bytes(c);
-                if (victim < 0 || d <= best) {
-                    victim = u;
-                    best = d;
-                }
-            }
-            const int32_t vb = v->preserved[victim];
-            for (int u = victim; u + 1 < np; u++) v->preserved[u] = v->preserved[u + 1];
-            np--;
+            const int32_t vb = v->pending[v->heap[0]];
+            v->heap[0] = v->heap[--nh];
+            victim_sift(v->credit, v->heap, nh, 0);
+            v->status[vb] = DAMS_DELAYED;
             c_seq -= remaining_bytes(&s->blk[vb]);
-            v->delayed[nd++] = vb;
             if (vb == b) break;
         }
     }
-    /* delayed blocks by (deadline, index), i.e. by deadline rank */
-    for (int a = 1; a < nd; a++) {
-        const int32_t x = v->delayed[a];
-        int c = a - 1;
-        while (c >= 0 && s->blk[v->delayed[c]].dl_rank > s->blk[x].dl_rank) {
-            v->delayed[c + 1] = v->delayed[c];
-            c--;
-        }
-        v->delayed[c + 1] = x;
+    /* pending is in deadline rank order, so the delayed blocks come out sorted by
+     * (deadline, index) as the specification sorts them */
+    for (int t = 0; t < n; t++) {
+        const int32_t b = v->pending[t];
+        if (v->status[b] == DAMS_PRESERVED)
+            v->preserved[np++] = b;
+        else
+            v->delayed[nd++] = b;
     }
     double free_at[MPS_MAX_PATHS], latest[MPS_MAX_PATHS];
     int64_t shares[MPS_MAX_PATHS];
