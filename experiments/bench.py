@@ -7,6 +7,10 @@ any machine:
   core's event loop alone: episodes are built before timing starts);
 - whole-episode packets/s of every baseline with a native twin, on the benchmark
   scenario as it is, and its time per packet as a ratio to MinRTT's;
+- the same for every baseline on a deep backlog: the benchmark scenario's paths fed
+  twice the data they carry in single-packet blocks, so that thousands of blocks wait at
+  once and a policy whose work per decision grows faster than the number of waiting
+  blocks stands out (time per packet as a ratio to MinRTT's on the same episode);
 - the same for each window-based controller (NewReno, Cubic, LIA, OLIA) on a backlogged,
   lossy variant of the benchmark scenario (bulk data, 0.5 % loss), where congestion
   avoidance and loss recovery run on most acknowledgements, with each controller's time
@@ -66,6 +70,16 @@ def _backlogged(scenario: Scenario) -> Scenario:
     return Scenario.from_dict(d)
 
 
+def _deep_backlog(scenario: Scenario) -> Scenario:
+    """The scenario's paths for 5 s, fed 10 Mbit/s (twice the 2 + 3 Mbit/s of the
+    benchmark scenario's paths) in 1500 B blocks with a deadline of 1 s."""
+    d = scenario.to_dict()
+    d["duration_s"] = d["horizon_s"] = 5.0
+    d["workload"] = {"type": "bulk", "rate_mbps": 10.0, "chunk_bytes": 1500, "deadline_ms": 1000}
+    d["name"] = f"{scenario.name}-deep-backlog"
+    return Scenario.from_dict(d)
+
+
 def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:
     """Call step() until `seconds` have passed; returns (units counted, elapsed)."""
     units = 0
@@ -78,13 +92,16 @@ def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:
 
 
 def episode_packets_per_s(cc: str | None, seconds: float, backlogged: bool = False,
-                          policy: str = "minrtt") -> dict[str, float]:
+                          policy: str = "minrtt", deep_backlog: bool = False) -> dict[str, float]:
     """Packets per second of whole native episodes of a registered policy (default
     parameters) on the benchmark scenario, with every path's controller set to ``cc``
-    (None: the scenario's own)."""
+    (None: the scenario's own); ``backlogged`` and ``deep_backlog`` pick the variants
+    of the module docstring."""
     scenario = scenarios.get(BENCH_SCENARIO)
     if backlogged:
         scenario = _backlogged(scenario)
+    if deep_backlog:
+        scenario = _deep_backlog(scenario)
     if cc is not None:
         scenario = _with_cc(scenario, cc)
     episode = build_episode(scenario, seed=0)
@@ -162,6 +179,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     bulk = {cc: episode_packets_per_s(cc, seconds, backlogged=True) for cc in WINDOW_CONTROLLERS}
     twinned = [n for n in baselines.names() if baselines.REGISTRY[n].native]
     per_policy = {n: episode_packets_per_s(None, seconds, policy=n)["packets_per_s"] for n in twinned}
+    deep = {n: episode_packets_per_s(None, seconds, policy=n, deep_backlog=True)["packets_per_s"] for n in twinned}
     env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)
     cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
@@ -174,6 +192,8 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
            for cc, r in bulk.items() if cc != "newreno"},
         "baseline_packets_per_s": per_policy,
         "baseline_time_ratio_to_minrtt": {n: per_policy["minrtt"] / v for n, v in per_policy.items()},
+        "baseline_packets_per_s_deep_backlog": deep,
+        "baseline_deep_backlog_time_ratio_to_minrtt": {n: deep["minrtt"] / v for n, v in deep.items()},
         "env_steps_per_s": env_rate,
         "cartpole_steps_per_s": cartpole_rate,
         "env_to_cartpole_ratio": env_rate / cartpole_rate,
@@ -208,6 +228,10 @@ def format_report(r: dict[str, Any]) -> str:
     lines.append(f"{'whole episode, each native baseline [packets/s]':<52}{'':>16}  time per packet / MinRTT")
     for name, v in r["baseline_packets_per_s"].items():
         lines.append(f"{f'  {name}':<52}{v:>16,.0f}  {r['baseline_time_ratio_to_minrtt'][name]:>8.2f}")
+    lines.append(f"{'the same, deep backlog [packets/s]':<52}{'':>16}  time per packet / MinRTT")
+    for name, v in r["baseline_packets_per_s_deep_backlog"].items():
+        ratio = r["baseline_deep_backlog_time_ratio_to_minrtt"][name]
+        lines.append(f"{f'  {name}':<52}{v:>16,.0f}  {ratio:>8.2f}")
     lines += [
         f"{'gym.make env, random valid actions [steps/s]':<52}{r['env_steps_per_s']:>16,.0f}",
         f"{'gym.make CartPole-v1, random actions [steps/s]':<52}{r['cartpole_steps_per_s']:>16,.0f}",

@@ -59,6 +59,8 @@ def test_bench_json_keys() -> None:
         assert report[key] > 0
     assert set(report["baseline_packets_per_s"]) >= {"minrtt", "rr", "edf", "dtp"}
     assert report["baseline_time_ratio_to_minrtt"]["minrtt"] == 1.0
+    assert set(report["baseline_packets_per_s_deep_backlog"]) == set(report["baseline_packets_per_s"])
+    assert report["baseline_deep_backlog_time_ratio_to_minrtt"]["minrtt"] == 1.0
 
 
 def test_every_subcommand_has_help_with_an_example() -> None:
