@@ -26,6 +26,7 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 3 "$work/rich.txt"
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 5 "$work/stream.txt" --stream-sequence --drop-expired
 "$python" "$here/dump_episode.py" dams-dynamic-1-rtt-40 4 "$work/expiring.txt" --drop-expired --duration 10
+"$python" "$here/dump_episode.py" "$here/deep_backlog.yaml" 6 "$work/deep.txt"
 flags=(-std=c11 -g -Wall -Wextra -Wno-unused-parameter -I"$src")
 gcc -O1 "${flags[@]}" -o "$work/episode_main" "$here/episode_main.c" "${sources[@]}" -lm
 
@@ -42,9 +43,10 @@ runs=(
     "stream.txt step 8 8 2 20000"
     "expiring.txt run minrtt"
 )
-# every native baseline with its default parameters, on the rich and the overloaded episode
+# every native baseline with its default parameters, on the rich, the overloaded and the
+# deep-backlog episode
 while read -r policy; do
-    runs+=("rich.txt run $policy" "stream.txt run $policy" "newreno.txt run $policy")
+    runs+=("rich.txt run $policy" "stream.txt run $policy" "newreno.txt run $policy" "deep.txt run $policy")
 done < <("$python" "$here/native_policies.py")
 for r in "${runs[@]}"; do
     read -r -a args <<<"$r"
