@@ -8,9 +8,9 @@ any machine:
 - whole-episode packets/s of every baseline with a native twin, on the benchmark
   scenario as it is, and its time per packet as a ratio to MinRTT's;
 - the same for every baseline on a deep backlog: the benchmark scenario's paths fed
-  twice the data they carry in single-packet blocks, so that thousands of blocks wait at
-  once and a policy whose work per decision grows faster than the number of waiting
-  blocks stands out (time per packet as a ratio to MinRTT's on the same episode);
+  twice the data they carry in single-packet blocks, so that about two thousand blocks
+  wait at once and what a policy's work per decision costs in the number of waiting
+  blocks shows (time per packet as a ratio to MinRTT's on the same episode);
 - the same for each window-based controller (NewReno, Cubic, LIA, OLIA) on a backlogged,
   lossy variant of the benchmark scenario (bulk data, 0.5 % loss), where congestion
   avoidance and loss recovery run on most acknowledgements, with each controller's time
