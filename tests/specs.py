@@ -225,3 +225,11 @@ def run_core(spec: dict[str, Any], policy: str | Callable[[Any], int]) -> dict[s
     out["reward"] = sim.reward_total
     out["last_event_ns"] = sim.last_event_ns
     return out
+
+
+def most_waiting(blocks: Any) -> int:
+    """The most blocks of an episode's block table that had arrived and not yet been sent
+    from, at any block arrival: how deep the sender's backlog got."""
+    arrived = np.sort(blocks["arrival_ns"].to_numpy())
+    started = np.sort(blocks["first_send_ns"].dropna().to_numpy(np.int64))
+    return int((np.searchsorted(arrived, arrived, "right") - np.searchsorted(started, arrived, "right")).max())

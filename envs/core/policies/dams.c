@@ -8,8 +8,8 @@
 enum { DAMS_PRESERVED = 1, DAMS_DELAYED = 2 };
 
 /* Per-episode state: a header, then per block the epoch of the plan that last scheduled
- * it, its per-path byte targets, three block lists and the victim heap with its credits
- * for planning, and its status. */
+ * it, its per-path byte targets, the pending list and the victim heap with its credits
+ * for planning, and its status (preserved or delayed). */
 typedef struct {
     int64_t epoch;
     int64_t planned_arrived;
@@ -24,8 +24,6 @@ typedef struct {
     int64_t *block_epoch; /* n_blocks */
     int64_t *target;      /* n_blocks x n_paths: cumulative bytes sent the plan allows */
     int32_t *pending;     /* n_blocks */
-    int32_t *preserved;   /* n_blocks */
-    int32_t *delayed;     /* n_blocks */
     int32_t *heap;        /* n_blocks: positions in pending, smallest credit on top */
     double *credit;       /* n_blocks: the normalized credit d of each position */
     uint8_t *status;      /* n_blocks */
@@ -44,7 +42,7 @@ typedef struct {
 
 static size_t dams_state_bytes(const mps_sim *s) {
     const size_t n = (size_t)s->n_blocks, P = (size_t)s->n_paths;
-    return sizeof(dams_head) + n * sizeof(int64_t) * (1 + P) + n * sizeof(double) + n * sizeof(int32_t) * 4 + n;
+    return sizeof(dams_head) + n * sizeof(int64_t) * (1 + P) + n * sizeof(double) + n * sizeof(int32_t) * 2 + n;
 }
 
 static dams_state dams_view(const mps_sim *s, mps_policy *pol) {
@@ -60,10 +58,6 @@ static dams_state dams_view(const mps_sim *s, mps_policy *pol) {
     v.credit = (double *)p;
     p += n * sizeof(double);
     v.pending = (int32_t *)p;
-    p += n * sizeof(int32_t);
-    v.preserved = (int32_t *)p;
-    p += n * sizeof(int32_t);
-    v.delayed = (int32_t *)p;
     p += n * sizeof(int32_t);
     v.heap = (int32_t *)p;
     p += n * sizeof(int32_t);
@@ -279,7 +273,7 @@ static void plan_edf(mps_sim *s, dams_state *v, const dams_mode *m, int n, const
     const int P = s->n_paths;
     const int64_t now = s->now;
     v->h->epoch++;
-    int np = 0, nd = 0, nh = 0;
+    int nh = 0;
     int64_t c_seq = 0;
     /* the preserved blocks are the pending ones in order less the victims; a victim is
      * the preserved, uncancelled block with the smallest normalized credit d = c / (r s) */
@@ -306,20 +300,12 @@ static void plan_edf(mps_sim *s, dams_state *v, const dams_mode *m, int n, const
             if (vb == b) break;
         }
     }
-    /* pending is in deadline rank order, so the delayed blocks come out sorted by
-     * (deadline, index) as the specification sorts them */
-    for (int t = 0; t < n; t++) {
-        const int32_t b = v->pending[t];
-        if (v->status[b] == DAMS_PRESERVED)
-            v->preserved[np++] = b;
-        else
-            v->delayed[nd++] = b;
-    }
     double free_at[MPS_MAX_PATHS], latest[MPS_MAX_PATHS];
     int64_t shares[MPS_MAX_PATHS];
     for (int i = 0; i < P; i++) free_at[i] = 0.0;
-    for (int t = 0; t < np; t++) {
-        const int32_t b = v->preserved[t];
+    for (int t = 0; t < n; t++) {
+        const int32_t b = v->pending[t];
+        if (v->status[b] != DAMS_PRESERVED) continue;
         const mps_block *k = &s->blk[b];
         const double *late = NULL;
         if (!m->arrive_together) {
@@ -330,8 +316,11 @@ static void plan_edf(mps_sim *s, dams_state *v, const dams_mode *m, int n, const
         split_block(remaining_bytes(k), free_at, q, owd, owd_order, P, m->arrive_together, late, shares);
         record(s, v, b, shares, DAMS_PRESERVED);
     }
-    for (int t = 0; t < nd; t++) {
-        const int32_t b = v->delayed[t];
+    /* pending is in deadline rank order, so the delayed blocks follow by (deadline,
+     * index), as the specification sorts them */
+    for (int t = 0; t < n; t++) {
+        const int32_t b = v->pending[t];
+        if (v->status[b] != DAMS_DELAYED) continue;
         split_block(remaining_bytes(&s->blk[b]), free_at, q, owd, owd_order, P, m->arrive_together, NULL, shares);
         record(s, v, b, shares, DAMS_DELAYED);
     }
