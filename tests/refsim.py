@@ -48,7 +48,7 @@ HOLE = "HOLE"
 REC_NONE, REC_FAST, REC_RTO = "NONE", "FAST", "RTO"
 
 # Event classes (§8), in tie-break order.
-EV_RECEIVE, EV_ACK, EV_LINK, EV_ARRIVAL, EV_START, EV_RTO = 0, 1, 2, 3, 4, 5
+EV_RECEIVE, EV_ACK, EV_LINK, EV_ARRIVAL, EV_START, EV_RTO, EV_RATE = 0, 1, 2, 3, 4, 5, 6
 
 PATH_CCS = ("ideal", "newreno", "cubic", "lia", "olia")
 # §1 forbids "ideal" for cross flows; lia and olia couple *paths* only (§7.9, §7.10), so
@@ -145,6 +145,18 @@ class Bandwidth:
         else:
             end = NEVER  # the last segment never ends
         return self.rates[k], end
+
+    def next_change(self, t: int):
+        """The first time after ``t`` at which the rate differs from ``rate(t)`` (§8 rate
+        lane), or None if it never does."""
+        if len(set(self.rates)) == 1:
+            return None
+        rate, end = self.segment(t)
+        while end != NEVER:
+            if self.segment(end)[0] != rate:
+                return end
+            end = self.segment(end)[1]
+        return None
 
     def service_end(self, t0: int, wire_bytes: int):
         """Time a packet of ``wire_bytes`` starting service at ``t0`` finishes (§3)."""
@@ -543,6 +555,8 @@ class DecisionView:
         self.path = path
         self.ready = [p.ready(now_ns) for p in sim.paths]
         self.srtt_ns = [p.srtt for p in sim.paths]
+        # §10: the bandwidth of each path's link at the current time (§3).
+        self.link_rate_bps = [p.link.bandwidth.segment(now_ns)[0] for p in sim.paths]
         self.decision_index = decision_index
 
     @property
@@ -656,12 +670,14 @@ class Simulator:
         self.decisions = 0
         self.reward = 0.0
         self.last_event_ns = -1
+        self.now_ns = 0
 
     # ----------------------------------------------------------------- §8 events
 
     def next_event(self):
         """The pending event with the smallest (time, class, index), or None."""
         candidates = []
+        sendable = bool(self.sendable_blocks())
         for sf in self.subflows:
             if sf.receive_lane.items:
                 candidates.append((sf.receive_lane.head_time(), EV_RECEIVE, sf.j))
@@ -674,6 +690,10 @@ class Simulator:
         for link in self.links:
             if link.in_service is not None:
                 candidates.append((link.service_end_ns, EV_LINK, link.k))
+            # §8 rate lane, while some block is sendable: the first rate change after now.
+            change = link.bandwidth.next_change(self.now_ns) if sendable else None
+            if change is not None:
+                candidates.append((change, EV_RATE, link.k))
         if self.arrival_lane:
             # A single lane: its index never decides a tie.
             candidates.append((self.blocks[self.arrival_lane[0]].arrival_ns, EV_ARRIVAL, 0))
@@ -687,6 +707,8 @@ class Simulator:
         if cls == EV_ARRIVAL:
             self.blocks[self.arrival_lane.popleft()].arrived = True
             return
+        if cls == EV_RATE:
+            return  # §8: nothing happens but a time at which section 9 runs at the new rate
         sf = self.subflows[index]
         if cls == EV_RECEIVE:
             _, pkt = sf.receive_lane.pop()
@@ -713,9 +735,11 @@ class Simulator:
             event = self.next_event()
             if event is None or event[0] > self.end_ns:
                 return
-            self.process(event)
             t = event[0]
-            self.last_event_ns = t
+            self.now_ns = t
+            self.process(event)
+            if event[1] != EV_RATE:
+                self.last_event_ns = t  # §11: a rate change alone is not counted
             following = self.next_event()
             if following is None or following[0] > t:
                 self.section9(t)

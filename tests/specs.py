@@ -175,6 +175,23 @@ def scripted_policy(view: Any) -> int:
     return sendable[(h // 7) % len(sendable)]
 
 
+def rate_aware_policy(view: Any) -> int:
+    """:func:`scripted_policy`, but a path whose link serves nothing now waits (as the
+    replayed optimum does): it relies on the rate lane of docs/model.md section 8 to be
+    asked again when the rate changes."""
+    if view.link_rate_bps[view.path] == 0:
+        return -1
+    return scripted_policy(view)
+
+
+def zero_rate_waiter(view: Any) -> int:
+    """Sends the sendable block with the smallest index, but waits while the deciding
+    path's link serves nothing."""
+    if view.link_rate_bps[view.path] == 0:
+        return -1
+    return view.sendable[0]
+
+
 class CoreView:
     """The decision view of tests/refsim.py, read from the C core."""
 
@@ -185,6 +202,7 @@ class CoreView:
         self.path = path
         self.ready = [bool(x) for x in np.asarray(sim.view("can_send"))]
         self.srtt_ns = [int(x) for x in np.asarray(sim.view("srtt_ns"))]
+        self.link_rate_bps = [int(x) for x in np.asarray(sim.view("link_rate_bps"))]
         self.decision_index = decision_index
 
     @property

@@ -13,9 +13,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from refsim import run_reference
-from specs import BLOCK_OUTPUTS, CROSS_OUTPUTS, IN_ORDER_OUTPUTS, PATH_OUTPUTS, core_specs, run_core, scripted_policy
+from specs import (
+    BLOCK_OUTPUTS,
+    CROSS_OUTPUTS,
+    IN_ORDER_OUTPUTS,
+    PATH_OUTPUTS,
+    core_specs,
+    rate_aware_policy,
+    run_core,
+    scripted_policy,
+    zero_rate_waiter,
+)
 
-POLICIES = {"minrtt": "minrtt", "rr": "rr", "scripted": scripted_policy}
+POLICIES = {"minrtt": "minrtt", "rr": "rr", "scripted": scripted_policy, "rate-aware": rate_aware_policy}
 COMPARED = list(BLOCK_OUTPUTS.values()) + list(PATH_OUTPUTS.values()) + list(CROSS_OUTPUTS.values())
 
 
@@ -33,6 +43,50 @@ def assert_same(spec: dict, policy_name: str) -> None:
 
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def zero_rate_spec(links: list[dict], sizes: list[int], arrivals: list[int]) -> dict:
+    """One ideal path (delays 10 us each way) on the given link; mss 1000, no header, so a
+    piece takes 8000 ns at 1 Gbit/s."""
+    path = {"link": 0, "fwd_delay_ns": 10_000, "rev_delay_ns": 10_000, "loss_model": "iid", "loss_threshold": 0,
+            "ge_p_threshold": 0, "ge_r_threshold": 0, "ge_bad_loss_threshold": 0, "cc": "ideal",
+            "initial_cwnd_bytes": 10_000, "min_rto_ns": 1_000_000, "max_rto_ns": 1_000_000_000, "ring_capacity": 64}
+    n = len(sizes)
+    links = [dict(k, bw_start_ns=np.array(k["bw_start_ns"], np.int64), bw_rate_bps=np.array(k["bw_rate_bps"], np.int64))
+             for k in links]
+    blocks = {"arrival_ns": np.array(arrivals, np.int64), "size_bytes": np.array(sizes, np.int64),
+              "deadline_ns": np.full(n, 10**9, np.int64), "priority": np.zeros(n, np.int32),
+              "weight": np.ones(n, np.float64)}
+    return {"mss_bytes": 1000, "header_bytes": 0, "end_ns": 200_000, "seed": 1, "receiver": "block",
+            "rbuf_bytes": 10**9, "links": links, "paths": [path], "cross": [], "blocks": blocks}
+
+
+def test_a_rate_rise_asks_a_waiting_path_again() -> None:
+    """docs/model.md section 8, class 6, by hand. The link serves nothing until 50 us,
+    then 1 Gbit/s. At t=0 the path asks and waits (rate 0); no packet is in flight, so
+    only the rate change at 50 us asks it again: sent 50-58 us, received at 68 us,
+    acknowledged at 78 us. Without the rate lane the block is never sent."""
+    link = {"queue_bytes": 100_000, "bw_start_ns": [0, 50_000], "bw_rate_bps": [0, 10**9], "bw_cycle_ns": 0}
+    spec = zero_rate_spec([link], [1000], [0])
+    for out in (run_reference(spec, zero_rate_waiter), run_core(spec, zero_rate_waiter)):
+        assert list(out["completion_ns"]) == [68_000]
+        assert out["decisions"] == 2
+        assert out["last_event_ns"] == 78_000
+
+
+def test_a_cyclic_rate_rise_across_the_wrap() -> None:
+    """By hand: 1 Gbit/s for 20 us then nothing, every 30 us. Block 0 (t=0) is sent at
+    once: received at 18 us, acknowledged at 28 us. Block 1 arrives at 25 us in the
+    zero-rate segment: the path waits at 25 us and again at the ACK (28 us); the wrap to
+    1 Gbit/s at 30 us asks it again: received at 48 us, acknowledged at 58 us. Rate
+    changes while nothing is sendable (20 us, 60 us, ...) are not events, so the last
+    event is that ACK."""
+    link = {"queue_bytes": 100_000, "bw_start_ns": [0, 20_000], "bw_rate_bps": [10**9, 0], "bw_cycle_ns": 30_000}
+    spec = zero_rate_spec([link], [1000, 1000], [0, 25_000])
+    for out in (run_reference(spec, zero_rate_waiter), run_core(spec, zero_rate_waiter)):
+        assert list(out["completion_ns"]) == [18_000, 48_000]
+        assert out["decisions"] == 4
+        assert out["last_event_ns"] == 58_000
 
 
 @settings(max_examples=300, **SETTINGS)

@@ -225,6 +225,33 @@ static int64_t cycle_work(const mps_link *k) {
     return w > INT64_MAX ? INT64_MAX : (int64_t)w;
 }
 
+/* 8, rate lane: moves rate_seg to the next segment whose rate differs from the one
+ * before it (across the wrap of a cyclic schedule) and sets rate_change_ns to its start,
+ * MPS_NEVER when there is none. */
+static void next_rate_change(mps_link *k) {
+    const int32_t first = k->rate_seg.k;
+    for (;;) {
+        const int32_t prev = k->rate_seg.k;
+        if (prev + 1 < k->bw_n) {
+            k->rate_seg.k = prev + 1;
+        } else if (k->bw_cycle_ns > 0 && k->rate_seg.base <= MPS_MAX_TIME_NS - k->bw_cycle_ns) {
+            k->rate_seg.k = 0;
+            k->rate_seg.base += k->bw_cycle_ns;
+        } else {
+            k->rate_change_ns = MPS_NEVER; /* the last segment holds, or past any horizon */
+            return;
+        }
+        if (k->bw_rate_bps[k->rate_seg.k] != k->bw_rate_bps[prev]) {
+            k->rate_change_ns = k->rate_seg.base + k->bw_start_ns[k->rate_seg.k];
+            return;
+        }
+        if (k->rate_seg.k == first) { /* a whole period at one rate: it never changes */
+            k->rate_change_ns = MPS_NEVER;
+            return;
+        }
+    }
+}
+
 /* Sorts block indices by (deadline, index) with a bottom-up merge sort, so that the
  * order does not depend on the C library. Returns -1 when memory runs out. */
 static int sort_by_deadline(int32_t *idx, int32_t n, const mps_block *blk) {
@@ -486,6 +513,8 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         mps_link *k = &s->links[l];
         k->svc = (mps_seg){0, 0};
         k->now_seg = (mps_seg){0, 0};
+        k->rate_seg = (mps_seg){0, 0};
+        next_rate_change(k);
         fifo_clear(&k->queue);
         k->done_ns = MPS_NEVER;
         k->waiting_bytes = 0;
@@ -1075,9 +1104,9 @@ static void on_rto(mps_sim *s, int j) {
 /* Events (8)                                                                */
 /* ------------------------------------------------------------------------- */
 
-enum { EV_RECV = 0, EV_ACK = 1, EV_LINK = 2, EV_ARRIVAL = 3, EV_START = 4, EV_RTO = 5 };
+enum { EV_RECV = 0, EV_ACK = 1, EV_LINK = 2, EV_ARRIVAL = 3, EV_START = 4, EV_RTO = 5, EV_RATE = 6 };
 
-static int64_t next_event(const mps_sim *s, int *cls, int *index) {
+static int64_t next_event(mps_sim *s, int *cls, int *index) {
     int64_t best = MPS_NEVER;
     int bc = -1, bi = -1;
     const int F = s->n_subflows;
@@ -1097,6 +1126,13 @@ static int64_t next_event(const mps_sim *s, int *cls, int *index) {
             best = s->paths[s->n_paths + x].start_ns, bc = EV_START, bi = x;
     for (int j = 0; j < F; j++)
         if (s->paths[j].rto_deadline < best) best = s->paths[j].rto_deadline, bc = EV_RTO, bi = j;
+    if (mps_n_sendable(s) > 0) { /* 8: the rate lane holds only while some block is sendable */
+        for (int l = 0; l < s->n_links; l++) {
+            mps_link *k = &s->links[l];
+            while (k->rate_change_ns <= s->now) next_rate_change(k); /* the first change after now */
+            if (k->rate_change_ns < best) best = k->rate_change_ns, bc = EV_RATE, bi = l;
+        }
+    }
     *cls = bc;
     *index = bi;
     return best;
@@ -1121,6 +1157,8 @@ static void dispatch(mps_sim *s, int cls, int i, int64_t t) {
     }
     case EV_START:
         s->cross_started[i] = 1;
+        break;
+    case EV_RATE: /* nothing happens but a time at which waiting paths are asked again */
         break;
     default:
         on_rto(s, i);
@@ -1211,12 +1249,14 @@ int mps_next_decision(mps_sim *s) {
         }
         s->now = t;
         int64_t tn = t;
+        int rate_only = 1;
         do {
+            rate_only &= cls == EV_RATE;
             dispatch(s, cls, i, t);
             if (s->error) return -2;
             tn = next_event(s, &cls, &i);
         } while (tn == t);
-        s->last_event_ns = t;
+        if (!rate_only) s->last_event_ns = t; /* 11: a rate change alone is not counted */
         if (s->n_cross) {
             cross_send(s);
             if (s->error) return -2;

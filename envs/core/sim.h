@@ -169,6 +169,8 @@ typedef struct {
     int64_t cycle_work; /* work one period serves (3), saturated; 0 when not cyclic */
     mps_seg svc;        /* bandwidth cursor of the service computation */
     mps_seg now_seg;    /* bandwidth cursor at the current time (what policies read) */
+    mps_seg rate_seg;   /* the segment that starts at rate_change_ns (8, rate lane) */
+    int64_t rate_change_ns; /* the next time the rate changes, MPS_NEVER if it never does */
 } mps_link;
 
 /* Everything about one subflow: configuration, sender and the values a policy may read
