@@ -194,6 +194,51 @@ class BandwidthSchedule:
         k = int(np.searchsorted(self.start_ns, t, side="right")) - 1
         return int(self.rate_bps[k])
 
+    def service_end_ns(self, t0_ns: int, wire_bytes: int, by_ns: int | None = None) -> int | None:
+        """When a packet of ``wire_bytes`` that starts service at ``t0_ns`` finishes
+        (``docs/model.md`` section 3, the core's rule exactly).
+
+        Parameters
+        ----------
+        t0_ns : int
+            Start of service in ns, ``>= 0``.
+        wire_bytes : int
+            Packet size on the wire (payload and header), ``> 0``.
+        by_ns : int, optional
+            Give up at this time: the walk over segments stops there.
+
+        Returns
+        -------
+        int or None
+            The finish time; None if it never finishes, or not by ``by_ns``.
+        """
+        t = _time_argument(t0_ns, "t0_ns", allow_zero=True)
+        work = 8 * int(wire_bytes) * 10**9
+        n = len(self.start_ns)
+        base = t - t % self.cycle_ns if self.cycle_ns else 0
+        k = int(np.searchsorted(self.start_ns, t - base, side="right")) - 1
+        if self.cycle_ns and not self.rate_bps.any():
+            return None
+        while True:
+            rate = int(self.rate_bps[k])
+            if k + 1 < n:
+                end: int | None = base + int(self.start_ns[k + 1])
+            elif self.cycle_ns:
+                end = base + self.cycle_ns
+            else:
+                end = None  # the last segment never ends
+            if rate > 0:
+                need = -(-work // rate)
+                if end is None or t + need <= end:
+                    return t + need if by_ns is None or t + need <= by_ns else None
+                work -= rate * (end - t)
+            if end is None or (by_ns is not None and end >= by_ns):
+                return None
+            t = end
+            k += 1
+            if k == n:
+                k, base = 0, base + self.cycle_ns
+
     def peak_bps(self) -> int:
         """Largest rate of any segment, in bit/s."""
         return int(self.rate_bps.max())

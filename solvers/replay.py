@@ -19,21 +19,27 @@ than 99 % of the conservative value, where following the per-path shares kept 94
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import baselines
 from ..envs.episode import Episode, build_episode
 from ..envs.policy import WAIT, Observation, Policy
 from ..envs.results import EpisodeResult
 from ..envs.scenario import Scenario
 from ..envs.scenarios import resolve
-from ..envs.simulate import simulate
+from ..envs.simulate import simulate_episode
 from .solve import SolveResult, solve
 
-__all__ = ["Optimum", "OfflineOptimum", "optimum", "with_ideal_cc"]
+__all__ = ["CandidateRun", "Optimum", "OfflineOptimum", "SCORE", "baseline_candidates", "optimum", "with_ideal_cc"]
+
+SCORE = "weighted_on_time_rate"
+"""The score the optimum maximizes (the slot models' objective)."""
 
 
 class Optimum(Policy):
@@ -60,6 +66,7 @@ class Optimum(Policy):
         self._chosen[plan.chosen] = True
         self._deadline = episode.blocks.deadline_ns.astype(np.int64).tolist()
         self._delay = [int(q["fwd_delay_ns"]) for q in inputs["paths"]]
+        self._schedules = episode.path_schedules
         self._header = int(inputs["header_bytes"])
         self._seen = 0
 
@@ -82,9 +89,10 @@ class Optimum(Policy):
         self._seen = arrived
         unsent = obs.unsent_bytes
         lost = obs.lost_bytes
-        rate = int(obs.link_rate_bps[j])
         mss = obs.mss_bytes
         fastest = now + min(self._delay)
+        delay = self._delay[j]
+        schedule = self._schedules[j]
         best, best_deadline = WAIT, 0
         for b in obs.sendable().tolist():
             deadline = self._deadline[b]
@@ -95,8 +103,10 @@ class Optimum(Policy):
                 continue
             # the next piece: a retransmission (full-size bound) or the next new piece
             piece = mss if lost[b] > 0 else min(mss, int(unsent[b]))
-            if rate <= 0 or now + -(-(piece + self._header) * 8_000_000_000 // rate) + self._delay[j] > deadline:
-                continue  # it would arrive late on this path (at the link's current rate)
+            # ideal control sends into an idle link: service starts now, and the
+            # offline schedule knows when it ends (docs/model.md section 3)
+            if schedule.service_end_ns(now, piece + self._header, deadline - delay) is None:
+                continue  # it would arrive late on this path
             best, best_deadline = b, deadline
         return best
 
@@ -110,6 +120,48 @@ def with_ideal_cc(scenario: Scenario) -> Scenario:
     return Scenario.from_dict(d, base_dir=scenario.base_dir)
 
 
+CandidateRun = Callable[[], EpisodeResult]
+"""One candidate schedule of :func:`optimum`: simulates an episode and returns its result."""
+
+
+def baseline_candidates(scenario: Scenario, seed: int) -> dict[str, CandidateRun]:
+    """Every registered baseline, with default parameters, as candidates of :func:`optimum`.
+
+    Each runs with and without ``drop_expired`` (label suffix ``+drop``), on the scenario
+    as given and, where that differs, on the scenario with ideal congestion control
+    (suffix ``@ideal``: the transport the conservative replay uses).
+    """
+    transports = {"": scenario}
+    ideal = with_ideal_cc(scenario)
+    if ideal.to_dict() != scenario.to_dict():
+        transports["@ideal"] = ideal
+    runs: dict[str, CandidateRun] = {}
+    for suffix, sc in transports.items():
+        episode = _LazyEpisode(sc, seed)
+        for name in baselines.names():
+            for drop in (False, True):
+                label = name + suffix + ("+drop" if drop else "")
+                runs[label] = partial(_run_baseline, episode, name, drop)
+    return runs
+
+
+class _LazyEpisode:
+    """An episode built on first use and shared by the candidates that run on it."""
+
+    def __init__(self, scenario: Scenario, seed: int) -> None:
+        self.scenario, self.seed = scenario, seed
+        self._episode: Episode | None = None
+
+    def get(self) -> Episode:
+        if self._episode is None:
+            self._episode = build_episode(self.scenario, self.seed)
+        return self._episode
+
+
+def _run_baseline(episode: _LazyEpisode, name: str, drop_expired: bool) -> EpisodeResult:
+    return simulate_episode(episode.get(), baselines.get(name), drop_expired)
+
+
 def optimum(
     scenario: Scenario | str | Path | Mapping[str, Any],
     seed: int | None = None,
@@ -118,40 +170,85 @@ def optimum(
     time_limit_s: float = 60.0,
     threads: int = 2,
     backend: str = "auto",
+    candidates: Mapping[str, CandidateRun] | None = None,
+    with_baselines: bool = True,
 ) -> EpisodeResult:
-    """The conservative optimum replayed in the simulator, with the relaxed upper bound.
+    """The achievable optimum: the best schedule achieved in the simulator, with the bound.
 
-    Solves the episode in the conservative model (the schedule) and in the relaxed model
-    (the bound), then simulates :class:`Optimum` on the scenario with ideal congestion
-    control.
+    The true optimum of an episode lies between two numbers this computes. Above it, the
+    relaxed slot model's upper bound, which no policy exceeds. Below it, the best
+    weighted on-time rate among schedules actually simulated on the episode:
+
+    - ``replay``: the conservative slot model's solution replayed by :class:`Optimum`
+      (ideal congestion control);
+    - with ``with_baselines``, every registered baseline (:func:`baseline_candidates`);
+    - every schedule in ``candidates`` (a suite passes its other policies, learned ones
+      included).
+
+    So the result is at least every candidate by construction, and a policy's gap to the
+    true optimum lies in ``[1 - score / value, 1 - score / upper_bound]``
+    (:func:`mpsched.solvers.gap_columns`). Ties go to the earlier candidate in the order
+    above.
+
+    Parameters
+    ----------
+    scenario : Scenario, str, Path or mapping
+    seed : int, optional
+        Episode seed (the scenario's when omitted).
+    slot_ms, time_limit_s, threads, backend
+        As in :func:`mpsched.solvers.solve`.
+    candidates : mapping of label to callable, optional
+        More schedules: each callable simulates this episode and returns its result.
+    with_baselines : bool
+        Include every registered baseline (default True).
 
     Returns
     -------
     EpisodeResult
-        Policy name ``optimum``; ``extra`` holds ``upper_bound`` (relaxed model),
-        ``conservative_value``, ``slot_ms`` and both :class:`SolveResult` objects
-        (``relaxed``, ``conservative``).
+        The best candidate's result, named ``optimum``; ``extra`` holds ``source`` (the
+        label of the candidate it is), ``candidate_values`` (every candidate's score),
+        ``replay_value``, ``upper_bound`` (relaxed model), ``conservative_value``,
+        ``slot_ms`` and both :class:`SolveResult` objects (``relaxed``, ``conservative``).
     """
     sc = resolve(scenario)
     seed = sc.seed if seed is None else seed
     kwargs = {"slot_ms": slot_ms, "time_limit_s": time_limit_s, "threads": threads, "seed": seed, "backend": backend}
     conservative = solve(sc, model="conservative", **kwargs)
     relaxed = solve(sc, model="relaxed", **kwargs)
-    ideal = with_ideal_cc(sc)
-    policy = Optimum(conservative, build_episode(ideal, seed))
-    result = simulate(ideal, policy, seed=seed)
-    result.extra.update({
+    ideal = build_episode(with_ideal_cc(sc), seed)
+    runs: dict[str, CandidateRun] = {"replay": lambda: simulate_episode(ideal, Optimum(conservative, ideal))}
+    if with_baselines:
+        runs.update(baseline_candidates(sc, seed))
+    for label, run in (candidates or {}).items():
+        if label in runs:
+            raise ValueError(f"candidates: label {label!r} is taken (replay and the baselines' labels are reserved)")
+        runs[label] = run
+    values: dict[str, float] = {}
+    best: tuple[str, EpisodeResult] | None = None
+    for label, run in runs.items():
+        result = run()
+        values[label] = float(result.summary[SCORE])
+        if best is None or values[label] > values[best[0]]:
+            best = (label, result)
+    assert best is not None  # the replay is always a candidate
+    source, result = best
+    extra = dict(result.extra)
+    extra.update({
+        "source": source,
+        "candidate_values": values,
+        "replay_value": values["replay"],
         "upper_bound": relaxed.upper_bound,
         "conservative_value": conservative.value,
         "slot_ms": slot_ms,
         "relaxed": relaxed,
         "conservative": conservative,
     })
-    return result
+    return replace(result, policy="optimum", extra=extra)
 
 
 class OfflineOptimum:
-    """The ``optimum`` entry of a suite: solves and replays each episode it is given.
+    """The ``optimum`` entry of a suite: the achievable optimum (:func:`optimum`) of each
+    episode it is given.
 
     Parameters
     ----------
@@ -182,8 +279,9 @@ class OfflineOptimum:
                 "backend": self.backend}
 
     def simulate(self, scenario: Scenario | str | Path | Mapping[str, Any], seed: int | None = None,
-                 drop_expired: bool = False) -> EpisodeResult:
-        """:func:`optimum` of one episode (the replay cancels what it leaves out, so
-        ``drop_expired`` changes nothing)."""
+                 drop_expired: bool = False, candidates: Mapping[str, CandidateRun] | None = None) -> EpisodeResult:
+        """:func:`optimum` of one episode, with ``candidates`` beside the registered
+        baselines (a suite's other policies). ``drop_expired`` changes nothing: the
+        baselines run both ways, and each candidate runs as its caller set it."""
         return optimum(scenario, seed, slot_ms=self.slot_ms, time_limit_s=self.time_limit_s,
-                       threads=self.threads, backend=self.backend)
+                       threads=self.threads, backend=self.backend, candidates=candidates)

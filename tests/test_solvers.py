@@ -350,9 +350,10 @@ def test_gap_columns() -> None:
     rows = [{"policy": "a", "weighted_on_time_rate": 0.5}, {"policy": "b", "weighted_on_time_rate": 0.8}]
     import pandas as pd
 
-    table = gap_columns(pd.DataFrame(rows), upper_bound=0.8, conservative=0.75)
-    assert table["gap_to_upper_bound"].tolist() == pytest.approx([0.375, 0.0])
-    assert table["gap_to_conservative"].tolist() == pytest.approx([1 - 0.5 / 0.75, 1 - 0.8 / 0.75])
+    table = gap_columns(pd.DataFrame(rows), upper_bound=1.0, best_achieved=0.8)
+    assert table["gap_to_upper_bound"].tolist() == pytest.approx([0.5, 0.2])
+    assert table["gap_to_best_achieved"].tolist() == pytest.approx([1 - 0.5 / 0.8, 0.0])
+    assert table["optimum_interval"].tolist() == pytest.approx([0.2, 0.2])
 
 
 def test_cli_solve(capsys: pytest.CaptureFixture[str]) -> None:

@@ -612,3 +612,24 @@ def test_scale_beyond_limit(tmp_path: Path) -> None:
 def test_load_trace_file_option_errors_name_the_field(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match=r"^trace\.bin_ms"):
         load_trace_file(write(tmp_path, "one", "1\n"), "mahimahi", bin_ms=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_service_end_matches_the_reference_simulator(data: st.DataObject) -> None:
+    """BandwidthSchedule.service_end_ns against tests/refsim.py's Bandwidth.service_end
+    (docs/model.md section 3), on schedules with zero-rate segments and cycles."""
+    from refsim import NEVER, Bandwidth
+    from specs import bandwidths
+
+    starts, rates, cycle = data.draw(bandwidths())
+    if data.draw(st.booleans()):
+        rates = [0] + rates[1:]  # a zero-rate first segment as well
+    schedule = BandwidthSchedule(np.array(starts, np.int64), np.array(rates, np.int64), cycle)
+    reference = Bandwidth(starts, rates, cycle)
+    t0 = data.draw(st.integers(0, 200 * 10**6))
+    wire = data.draw(st.integers(1, 3000))
+    expected = reference.service_end(t0, wire)
+    assert schedule.service_end_ns(t0, wire) == (None if expected == NEVER else expected)
+    by = data.draw(st.integers(t0, t0 + 100 * 10**6))
+    assert schedule.service_end_ns(t0, wire, by) == (expected if expected <= by else None)
