@@ -185,8 +185,8 @@ def _validate(results: Path, sample: int, seed: int) -> bool:
     problems = validate(results, sample=sample, seed=seed)
     for line in problems:
         print(f"  differs: {line}", file=sys.stderr)
-    print(f"validate: re-ran up to {sample} rows per suite (seed {seed}): "
-          + ("all agree" if not problems else f"{len(problems)} differ"))
+    print(f"validate: checked every optimum row against the other policies and re-ran up to {sample} rows "
+          f"per suite (seed {seed}): " + ("all agree" if not problems else f"{len(problems)} problems"))
     return not problems
 
 

@@ -212,6 +212,8 @@ def episode_row(e: EpisodeSpec, result: EpisodeResult, prov: Provenance) -> dict
         row[f"path{j}_throughput_bps"] = float(thr)
     bound = result.extra.get("upper_bound") if result.extra else None
     row["upper_bound"] = float(bound) if bound is not None else float("nan")
+    if result.extra and "source" in result.extra:  # the optimum: which candidate schedule it is
+        row["optimum_source"] = str(result.extra["source"])
     row["scenario_hash"] = e.case.hash
     row["scenario_params"] = json.dumps(e.case.params, sort_keys=True, default=str)
     row["policy_name"] = result.policy
@@ -266,7 +268,7 @@ def run_task(task: Task, prov: Provenance) -> TaskResult:
                 if built is None or built[0] != e.case.hash or built[1] != e.seed:
                     built = (e.case.hash, e.seed, build_episode(e.case.scenario, e.seed))
                 episode = built[2]
-            result = e.policy.run(e.case.scenario, e.seed, e.drop_expired, episode)
+            result = e.policy.run(e.case.scenario, e.seed, e.drop_expired, episode, e.rivals)
             rows.append(episode_row(e, result, prov))
             series.extend((kind, e.key, table) for kind, table in episode_series(e, result))
         except Exception as exc:  # one bad episode must not take its task's others down
@@ -318,7 +320,7 @@ def _column_order(columns: Iterable[str]) -> list[str]:
     first = list(KEY_COLUMNS) + ["group"] + list(SUMMARY_KEYS) + list(RECEIVE_BUFFER_KEYS)
     paths = sorted((c for c in cols if c.startswith("path") and c.endswith("_throughput_bps")),
                    key=lambda c: int(c[4:].split("_")[0]))
-    last = ["upper_bound", "wall_s"] + list(PROVENANCE_COLUMNS)
+    last = ["upper_bound", "optimum_source", "wall_s"] + list(PROVENANCE_COLUMNS)
     known = [c for c in first if c in cols] + paths + [c for c in last if c in cols]
     rest = sorted(c for c in cols if c not in known)
     return known + rest

@@ -21,7 +21,9 @@ from mpsched.experiments.report import (
     build_report,
     ci95,
     evaluate_claim,
+    gap_to_best_achieved,
     gap_to_bound,
+    optimum_problems,
     policy_table,
     t975,
     validate,
@@ -93,6 +95,37 @@ def test_gap_to_the_upper_bound_per_scenario_and_seed() -> None:
     assert gap[(rows["policy"] == "optimum") & (rows["scenario"] == "s1")].tolist() == \
         pytest.approx([1 - 0.85 / 0.9, 1 - 0.86 / 0.9, 1 - 0.87 / 0.9])
     assert gap_to_bound(synthetic(bound=None).rows, "weighted_on_time_rate").isna().all()
+
+
+def test_gap_interval_and_the_optimum_check() -> None:
+    """The lower end of the gap interval divides by the optimum row's score of the same
+    (scenario, seed): policy a on s1, seed 1: 1 - 0.62 / 0.86. An optimum row below a
+    policy, or above its bound, is a problem that names both."""
+    rows = synthetic().rows
+    low = gap_to_best_achieved(rows, "weighted_on_time_rate")
+    a1 = (rows["policy"] == "a") & (rows["scenario"] == "s1") & (rows["seed"] == 1)
+    assert low[a1].item() == pytest.approx(1 - 0.62 / 0.86)
+    assert low[rows["scenario"] == "s2"].isna().all()
+    assert optimum_problems(rows) == []
+    broken = rows.copy()
+    o2 = (broken["policy"] == "optimum") & (broken["scenario"] == "s1") & (broken["seed"] == 2)
+    broken.loc[o2, "weighted_on_time_rate"] = 0.5
+    o0 = (broken["policy"] == "optimum") & (broken["scenario"] == "s1") & (broken["seed"] == 0)
+    broken.loc[o0, "weighted_on_time_rate"] = 0.95
+    problems = optimum_problems(broken)
+    assert problems == ["syn/s1/seed 0: optimum (0.950000) is above its upper bound (0.900000)",
+                        "syn/s1/seed 2: optimum (0.500000) is below 2 policies, e.g. a (0.640000)"]
+
+
+def test_the_report_flags_a_wide_optimum_interval(tmp_path: Path) -> None:
+    """s1's optimum is 0.85-0.87 under a bound of 0.9: an interval of up to 0.056, above
+    the 5 % threshold, so s1 is flagged; with a bound of 0.88 it is not."""
+    md = build_report([synthetic()], tmp_path / "wide").read_text()
+    assert "**Flagged**: 1 scenarios" in md
+    assert "| `s1` | 0.860 | 0.900 | 0.056 (seed 0) | - |" in md
+    narrow = build_report([synthetic(bound=0.88)], tmp_path / "narrow").read_text()
+    assert "Flagged" not in narrow
+    assert "within 5% of the upper bound (widest 0.034: `s1`, seed 0)" in narrow
 
 
 def test_the_report_shows_the_gap_column_only_with_a_bound(tmp_path: Path) -> None:

@@ -144,6 +144,12 @@ def test_policy_entries() -> None:
     assert p["optimum"].resources == {"num_cpus": 2.0, "memory_gb": 4.0}
     drops = {e.policy.label: e.drop_expired for e in suite.episodes()}
     assert drops["edf-drop"] and not drops["minrtt"]
+    # the optimum's rivals: what it does not try on its own (registered baselines with
+    # default parameters it does), each with its drop_expired
+    opt = next(e for e in suite.episodes() if e.policy.kind == "optimum")
+    assert [(r.label, drop) for r, drop in opt.rivals] == [
+        ("dams-robust(alpha=0.5)", False), ("agent:ppo-video", False), ("my_module:MyPolicy", False)]
+    assert all(not e.rivals for e in suite.episodes() if e.policy.kind != "optimum")
 
 
 def test_star_is_every_baseline() -> None:
@@ -170,6 +176,43 @@ def test_optimum_entry_solves_and_replays_the_episode() -> None:
         load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"],
                                   "policies": [{"name": "optimum", "params": {"slot_ms": -1}}]}])
                    ).groups[0].policies[0].build()
+
+
+def test_optimum_entry_takes_the_suite_policies_as_candidates(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A suite's optimum row is at least each of the suite's policies, those the optimum
+    does not try on its own included: here a user class that sends the block with the
+    most bytes left (a made-up rival that beats every registered baseline would be the
+    row's source)."""
+    pytest.importorskip("ortools", reason="the optimum needs OR-Tools (the solve extra)")
+    (tmp_path / "largest_first.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from mpsched.envs import WAIT
+
+        class LargestFirst:
+            name = "largest-first"
+
+            def decide(self, obs):
+                s = obs.sendable()
+                return int(s[np.argmax(obs.unsent_bytes[s])]) if len(s) else WAIT
+    """))
+    monkeypatch.chdir(tmp_path)
+    short = {"base": "dams-dynamic-1-rtt-40", "set": {"duration_s": 3}}
+    suite = load_suite(small(groups=[{"name": "g", "scenarios": [{"name": "short", **short}],
+                                      "policies": ["optimum", "largest_first:LargestFirst",
+                                                   {"name": "dams-robust", "params": {"alpha": 0.2},
+                                                    "drop_expired": True}]}]))
+    episodes = {e.policy.label: e for e in suite.episodes() if e.seed == 0}
+    opt = episodes["optimum"]
+    result = opt.policy.run(opt.case.scenario, 0, False, None, opt.rivals)
+    values = result.extra["candidate_values"]
+    assert {"largest_first:LargestFirst (suite)", "dams-robust(alpha=0.2)+drop (suite)", "replay", "dams",
+            "dams+drop"} <= set(values)
+    for label in ("largest_first:LargestFirst", "dams-robust(alpha=0.2)"):
+        e = episodes[label]
+        score = e.policy.run(e.case.scenario, 0, e.drop_expired).summary["weighted_on_time_rate"]
+        assert score == values[label + ("+drop" if e.drop_expired else "") + " (suite)"]
+        assert score <= result.summary["weighted_on_time_rate"]
 
 
 def test_user_policy_from_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,6 +82,7 @@ import string
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -253,19 +254,31 @@ class PolicySpec:
         return _user_policy(self.name, self.params)
 
     def run(self, scenario: Scenario, seed: int, drop_expired: bool,
-            episode: Any = None) -> EpisodeResult:
+            episode: Any = None, rivals: Sequence[tuple[PolicySpec, bool]] = ()) -> EpisodeResult:
         """Simulate one episode with a fresh instance of this policy.
 
         An object with a ``simulate(scenario, seed=, drop_expired=)`` method (the
-        optimum's replay, which adds ``extra['upper_bound']``) runs itself; any other is
-        driven through the simulator, on ``episode`` when given (an already built
-        :class:`mpsched.envs.Episode` of this scenario and seed).
+        optimum, which adds ``extra['upper_bound']``) runs itself; any other is driven
+        through the simulator, on ``episode`` when given (an already built
+        :class:`mpsched.envs.Episode` of this scenario and seed). The optimum also gets
+        ``rivals`` (policies with their ``drop_expired``) as candidate schedules, so that
+        its row is at least each of theirs.
         """
         policy = self.build()
         own = getattr(policy, "simulate", None)
-        if callable(own) and (self.kind == "optimum" or not callable(getattr(policy, "decide", None))):
+        if self.kind == "optimum":
+            candidates = {f"{p.label}{'+drop' if drop else ''} (suite)": partial(p.run, scenario, seed, drop)
+                          for p, drop in rivals}
+            return own(scenario, seed=seed, drop_expired=drop_expired, candidates=candidates)
+        if callable(own) and not callable(getattr(policy, "decide", None)):
             return own(scenario, seed=seed, drop_expired=drop_expired)
         return _simulate(scenario, policy, seed, drop_expired, episode)
+
+    @property
+    def covered_by_optimum(self) -> bool:
+        """Whether the optimum tries this policy on its own: a registered baseline with
+        its default parameters (:func:`mpsched.solvers.baseline_candidates`)."""
+        return self.kind == "baseline" and not self.params
 
 
 def _simulate(scenario: Scenario, policy: Any, seed: int, drop_expired: bool, episode: Any) -> EpisodeResult:
@@ -610,6 +623,9 @@ class EpisodeSpec:
     seed: int
     drop_expired: bool
     series: tuple[str, ...] = ()
+    rivals: tuple[tuple[PolicySpec, bool], ...] = ()
+    """For the optimum: the group's other policies it does not try on its own, each with
+    its ``drop_expired`` (:meth:`PolicySpec.run`)."""
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -804,13 +820,17 @@ class Suite:
     def episodes(self) -> list[EpisodeSpec]:
         """Every episode, group by group, in (scenario, policy, seed) order."""
         out = []
+        default_drop = bool(self.spec.get("drop_expired", False))
         for g in self.groups:
+            drops = {p.label: p.drop_expired if p.drop_expired is not None else default_drop for p in g.policies}
+            rivals = tuple((p, drops[p.label]) for p in g.policies
+                           if p.kind != "optimum" and not p.covered_by_optimum)
             for c in g.cases:
                 for p in g.policies:
-                    drop = p.drop_expired if p.drop_expired is not None else bool(self.spec.get("drop_expired", False))
                     for s in g.seeds:
                         series = g.series.wants(p.label, s) if g.series else ()
-                        out.append(EpisodeSpec(self.name, g.name, c, p, s, drop, series))
+                        out.append(EpisodeSpec(self.name, g.name, c, p, s, drops[p.label], series,
+                                               rivals if p.kind == "optimum" else ()))
         return out
 
     def group(self, name: str) -> Group:
