@@ -17,7 +17,7 @@ By default the traces and the frame file are generated here (seeded, Mahimahi's 
 frame log's formats), so that the benchmark runs anywhere; ``--mahimahi`` and ``--frames``
 take real files instead. For each scenario and seed it prints DAMS, DAMS-C, the best
 registered baseline, the conservative schedule's replay, the ``optimum`` row (the best
-achieved schedule, :class:`mpsched.solvers.BestAchieved`) and the relaxed upper bound.
+achieved schedule, :func:`mpsched.solvers.optimum`) and the relaxed upper bound.
 """
 
 from __future__ import annotations

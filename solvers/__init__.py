@@ -7,9 +7,12 @@ weighted on-time rate any scheduler could reach is then a combinatorial optimum.
   (an upper bound on every policy in the simulator), its conservative model (a schedule
   a sender can follow) or its LP relaxation, with the exact sweep (:mod:`.sweep`), a
   MILP (:mod:`.milp`: HiGHS, SCIP or CP-SAT) or exhaustive search (:mod:`.exhaustive`);
-- :class:`Optimum` and :func:`optimum`: the conservative schedule replayed in the packet
-  simulator, an :class:`~mpsched.envs.EpisodeResult` named ``optimum``;
-- :func:`gap_columns` and :func:`optimality_gaps`: every policy's distance to the bound.
+- :class:`Optimum`: the conservative schedule replayed in the packet simulator;
+- :func:`optimum`: the achievable optimum, the best schedule simulated on the episode (that
+  replay, every registered baseline, any candidates given), an
+  :class:`~mpsched.envs.EpisodeResult` named ``optimum`` that carries the upper bound;
+- :func:`gap_columns` and :func:`optimality_gaps`: every policy's gap to the optimum, as
+  the interval between the best achieved schedule and the bound.
 
 >>> from mpsched.solvers import solve
 >>> result = solve("dams-rtt-40", time_limit_s=60)  # doctest: +SKIP
@@ -21,7 +24,7 @@ from .exhaustive import solve_exhaustive
 from .flow import Allocation, allocate, repair
 from .gaps import gap_columns, optimality_gaps
 from .problem import MODELS, SlotProblem, build_problem
-from .replay import OfflineOptimum, Optimum, optimum
+from .replay import OfflineOptimum, Optimum, baseline_candidates, optimum, with_ideal_cc
 from .solve import (
     MAX_VARIABLES,
     SOLVE_BACKENDS,
@@ -48,6 +51,8 @@ __all__ = [
     "Optimum",
     "OfflineOptimum",
     "optimum",
+    "baseline_candidates",
+    "with_ideal_cc",
     "gap_columns",
     "optimality_gaps",
     "SlotProblem",

@@ -1,20 +1,26 @@
-"""Replaying an optimal schedule in the packet simulator: :class:`Optimum` and :func:`optimum`.
+"""The achievable optimum: an optimal schedule replayed in the packet simulator
+(:class:`Optimum`) and the best schedule simulated on an episode (:func:`optimum`).
 
 The conservative model's solution (:func:`mpsched.solvers.solve` with
 ``model="conservative"``) is a set of blocks with a slot allocation that meets every
 deadline with the slack of a whole slot. :class:`Optimum` sends exactly those blocks,
 with ideal congestion control (a path sends when its link is idle): at a decision point
 of path ``j`` it sends the chosen block with the earliest deadline among those whose next
-packet, sent now on ``j``, would still reach the receiver in time. Blocks that were not
-chosen are cancelled when they arrive, and a chosen block is cancelled once no path can
-deliver it in time.
+packet, sent now on ``j``, would still reach the receiver in time, which it knows exactly
+from the link's bandwidth schedule (docs/model.md section 3). Blocks that were not chosen
+are cancelled when they arrive, and a chosen block is cancelled once no path can deliver
+it in time. A path that waits because its link serves nothing now is asked again when
+the link's rate changes (the rate lane, docs/model.md section 8).
 
 Earliest-deadline-first meets every deadline that any order meets for a fixed set on one
 server (Jackson's rule, preemptive, with release times); letting each path pick
 dynamically, rather than following the allocation's split of each block between the
-paths, absorbs what packetization costs (a packet is not preempted and a block's last
-piece overshoots any share planned on a path). On the built-in scenarios it keeps more
-than 99 % of the conservative value, where following the per-path shares kept 94-98 %.
+paths, absorbs most of what packetization costs (a packet is not preempted and a block's
+last piece overshoots any share planned on a path). What it cannot absorb (a path whose
+slot carries less than a packet) is why the replay is only one candidate of
+:func:`optimum`, which also simulates every registered baseline and any schedule it is
+given, and returns the best: at least every candidate by construction, at most the
+relaxed model's upper bound.
 """
 
 from __future__ import annotations

@@ -53,7 +53,9 @@ suite's) and ``resources`` (Ray task options ``num_cpus``, ``num_gpus``, ``memor
 Names are resolved when the suite is planned:
 
 - a registered baseline (:func:`mpsched.baselines.names`), or ``"*"`` for all of them;
-- ``optimum``: the offline optimum's replay, ``mpsched.solvers.OfflineOptimum(**params)``;
+- ``optimum``: the achievable optimum, ``mpsched.solvers.OfflineOptimum(**params)``: the
+  best of the offline optimum's replay, every registered baseline and the group's other
+  policies, so that its row is at least each of theirs;
 - ``agent:NAME``: a learned scheduler, ``mpsched.agents.load(NAME, **params)``;
 - ``module:Class``: a class importable from the current directory or ``PYTHONPATH``,
   built as ``Class(**params)``, any object with ``decide(obs)``.

@@ -27,6 +27,7 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 5 "$work/stream.txt" --stream-sequence --drop-expired
 "$python" "$here/dump_episode.py" dams-dynamic-1-rtt-40 4 "$work/expiring.txt" --drop-expired --duration 10
 "$python" "$here/dump_episode.py" "$here/deep_backlog.yaml" 6 "$work/deep.txt"
+"$python" "$here/dump_episode.py" "$here/on_off.yaml" 7 "$work/onoff.txt" --drop-expired
 flags=(-std=c11 -g -Wall -Wextra -Wno-unused-parameter -I"$src")
 gcc -O1 "${flags[@]}" -o "$work/episode_main" "$here/episode_main.c" "${sources[@]}" -lm
 
@@ -42,11 +43,13 @@ runs=(
     "rich.txt step 8 8 3 30000"
     "stream.txt step 8 8 2 20000"
     "expiring.txt run minrtt"
+    "onoff.txt step 4 8 2 30000"
 )
-# every native baseline with its default parameters, on the rich, the overloaded and the
-# deep-backlog episode
+# every native baseline with its default parameters, on the rich, the overloaded, the
+# deep-backlog and the on/off episode
 while read -r policy; do
-    runs+=("rich.txt run $policy" "stream.txt run $policy" "newreno.txt run $policy" "deep.txt run $policy")
+    runs+=("rich.txt run $policy" "stream.txt run $policy" "newreno.txt run $policy" "deep.txt run $policy"
+           "onoff.txt run $policy")
 done < <("$python" "$here/native_policies.py")
 for r in "${runs[@]}"; do
     read -r -a args <<<"$r"
