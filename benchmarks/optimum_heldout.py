@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/optimum_heldout.py [--seeds 0 1] [--duration 20] [--mahimahi A.down B.down]
-                                         [--frames FILE] [--json OUT]
+                                         [--frames FILE] [--json OUT] [--scores-only OUT]
+    python benchmarks/optimum_heldout.py --compare BEFORE.json AFTER.json
 
 Builds three kinds of scenario the built-in suites do not have, each with paths read
 from Mahimahi packet-delivery traces (1 ms bins, so the bandwidth is an on/off schedule):
@@ -18,6 +19,11 @@ frame log's formats), so that the benchmark runs anywhere; ``--mahimahi`` and ``
 take real files instead. For each scenario and seed it prints DAMS, DAMS-C, the best
 registered baseline, the conservative schedule's replay, the ``optimum`` row (the best
 achieved schedule, :func:`mpsched.solvers.optimum`) and the relaxed upper bound.
+
+``--scores-only OUT`` writes every registered baseline's score instead (with and without
+``drop_expired``, with the scenario's and with ideal congestion control); it runs at any
+revision of the package, so that ``--compare BEFORE AFTER`` shows how a change to the
+simulator moved every policy.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from mpsched import baselines
 from mpsched.envs.scenario import Scenario
 from mpsched.envs.simulate import simulate
 from mpsched.solvers import optimum
+from mpsched.solvers.replay import with_ideal_cc
 
 SCORE = "weighted_on_time_rate"
 
@@ -137,6 +144,35 @@ def measure(sc: Scenario, seed: int) -> dict[str, Any]:
     }
 
 
+def every_score(sc: Scenario, seed: int) -> dict[str, float]:
+    """Every registered baseline's score, with and without ``drop_expired``, with the
+    scenario's congestion control and with ideal control, keyed ``policy/transport/drop``."""
+    out = {}
+    for transport, played in (("own", sc), ("ideal", with_ideal_cc(sc))):
+        for name in baselines.names():
+            for drop in (False, True):
+                result = simulate(played, name, seed=seed, drop_expired=drop)
+                out[f"{name}/{transport}/{int(drop)}"] = result.summary[SCORE]
+    return out
+
+
+def compare(before_file: str, after_file: str) -> None:
+    """How every score moved between two ``--scores-only`` files, per scenario and seed."""
+    before, after = json.loads(Path(before_file).read_text()), json.loads(Path(after_file).read_text())
+    print("| scenario | seed | transport | changed | mean move | largest rise | largest fall |")
+    print("|---|---:|---|---:|---:|---|---|")
+    for episode in sorted(set(before) & set(after)):
+        for transport in ("own", "ideal"):
+            moves = {k: after[episode][k] - before[episode][k] for k in before[episode]
+                     if k.split("/")[1] == transport and k in after[episode]}
+            up, down = max(moves, key=lambda k: moves[k]), min(moves, key=lambda k: moves[k])
+            scenario, seed = episode.rsplit("/", 1)
+            print(f"| {scenario} | {seed} | {transport} | {sum(abs(v) > 1e-12 for v in moves.values())} of "
+                  f"{len(moves)} | {np.mean(list(moves.values())):+.4f} | {up.split('/')[0]}"
+                  f"{'+drop' if up.endswith('/1') else ''} {moves[up]:+.3f} | {down.split('/')[0]}"
+                  f"{'+drop' if down.endswith('/1') else ''} {moves[down]:+.3f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
@@ -144,9 +180,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mahimahi", nargs=2, metavar=("FAST", "SLOW"), help="two Mahimahi .down traces")
     parser.add_argument("--frames", help="a frame log: time (s), size (bits), I flag")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--scores-only", metavar="OUT",
+                        help="write every baseline's score (both drop settings, own and ideal control) to OUT "
+                             "and stop: run at two revisions, then --compare")
+    parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"), help="how two --scores-only files differ")
     args = parser.parse_args(argv)
+    if args.compare:
+        compare(*args.compare)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         built = build_scenarios(Path(tmp), args.duration, args.mahimahi, args.frames)
+        if args.scores_only:
+            scores = {f"{sc.name}/{seed}": every_score(sc, seed) for sc in built.values() for seed in args.seeds}
+            Path(args.scores_only).write_text(json.dumps(scores, indent=1))
+            return 0
         rows = [measure(sc, seed) for sc in built.values() for seed in args.seeds]
     print("| scenario | seed | DAMS | DAMS-C | best baseline | replay | optimum (source) | upper bound |")
     print("|---|---:|---:|---:|---|---:|---|---:|")
