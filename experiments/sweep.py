@@ -188,9 +188,27 @@ def plan_tasks(episodes: Sequence[EpisodeSpec], workers: int, max_episodes: int 
                 run, acc = [], 0.0
         if run:
             tasks.append(Task(tuple(run)))
-    for e in episodes:
-        if not e.policy.batched:
-            tasks.append(Task((e,), dict(e.policy.resources)))
+    # The optimum runs its rivals itself (PolicySpec.run); an unbatched rival (an agent)
+    # of the same episode rides in the optimum's task, which hands its result on, so that
+    # the costly episode runs once.
+    solo = [e for e in episodes if not e.policy.batched]
+    optima = {(e.group, e.case.name, e.seed): e for e in solo if e.policy.kind == "optimum"}
+    riders: dict[tuple[Any, ...], list[EpisodeSpec]] = {}
+    for e in solo:
+        owner = optima.get((e.group, e.case.name, e.seed))
+        if e.policy.kind != "optimum" and owner is not None and any(
+                r.label == e.policy.label and drop == e.drop_expired for r, drop in owner.rivals):
+            riders.setdefault(owner.key, []).append(e)
+    riding = {e.key for group in riders.values() for e in group}
+    for e in solo:
+        if e.key in riding:
+            continue
+        run = (e, *riders.get(e.key, ()))
+        resources: dict[str, float] = {}
+        for x in run:
+            for name, value in x.policy.resources.items():
+                resources[name] = max(resources.get(name, 0.0), value)
+        tasks.append(Task(run, resources))
     return tasks
 
 
@@ -261,14 +279,17 @@ def run_task(task: Task, prov: Provenance) -> TaskResult:
     series: list[tuple[str, tuple[Any, ...], pd.DataFrame]] = []
     failures: list[tuple[tuple[Any, ...], str]] = []
     built: tuple[str, int, Any] | None = None
+    rival_results: dict[tuple[Any, ...], EpisodeResult] = {}  # what an optimum ran, by episode
     for e in task.episodes:
         try:
+            done = rival_results.get((e.case.hash, e.seed, e.policy.label, e.drop_expired))
             episode = None
-            if e.policy.kind != "optimum":
+            if e.policy.kind != "optimum" and done is None:
                 if built is None or built[0] != e.case.hash or built[1] != e.seed:
                     built = (e.case.hash, e.seed, build_episode(e.case.scenario, e.seed))
                 episode = built[2]
-            result = e.policy.run(e.case.scenario, e.seed, e.drop_expired, episode, e.rivals)
+            result = done if done is not None else e.policy.run(e.case.scenario, e.seed, e.drop_expired, episode,
+                                                                e.rivals, rival_results)
             rows.append(episode_row(e, result, prov))
             series.extend((kind, e.key, table) for kind, table in episode_series(e, result))
         except Exception as exc:  # one bad episode must not take its task's others down

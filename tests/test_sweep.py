@@ -74,6 +74,40 @@ def test_plan_batches_by_scenario_and_seed_and_isolates_the_optimum() -> None:
     assert max(len(t.episodes) for t in capped) <= 2
 
 
+def test_an_agent_rides_in_its_optimums_task_and_runs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The optimum runs the group's agent as a candidate; the agent's own episode of the
+    same scenario and seed joins the optimum's task and takes that result instead of
+    running again. Its row is the agent's, at most the optimum's."""
+    pytest.importorskip("ortools", reason="the optimum needs OR-Tools (the solve extra)")
+    pytest.importorskip("torch", reason="the agent needs the rl extra")
+    from mpsched.experiments.suites import PolicySpec
+
+    suite = load_suite({"name": "ride", "seeds": 2, "groups": [{
+        "name": "g", "scenarios": [{"name": "short", "base": "dams-dynamic-1-rtt-40", "set": {"duration_s": 2}}],
+        "policies": ["minrtt", "optimum", "agent:default"]}]})
+    tasks = plan_tasks(suite.episodes(), workers=2)
+    riding = [t for t in tasks if t.episodes[0].policy.kind == "optimum"]
+    assert [[e.policy.label for e in t.episodes] for t in riding] == [["optimum", "agent:default"]] * 2
+    assert all(e.seed == t.episodes[0].seed for t in riding for e in t.episodes)
+    assert not any(e.policy.kind == "agent" for t in tasks if t not in riding for e in t.episodes)
+    built = []
+    build = PolicySpec.build
+
+    def counting(self: PolicySpec) -> object:
+        built.append(self.label)
+        return build(self)
+
+    monkeypatch.setattr(PolicySpec, "build", counting)
+    result = run_task(riding[0], Provenance("test", "abc"))
+    assert not result.failures and built == ["optimum", "agent:default"]
+    optimum, agent = result.rows
+    alone = next(e for e in suite.episodes() if e.policy.kind == "agent" and e.seed == riding[0].episodes[0].seed)
+    again = alone.policy.run(alone.case.scenario, alone.seed, alone.drop_expired)
+    assert agent["weighted_on_time_rate"] == again.summary["weighted_on_time_rate"]
+    assert agent["policy_name"] == again.policy != "optimum"
+    assert agent["weighted_on_time_rate"] <= optimum["weighted_on_time_rate"] <= optimum["upper_bound"]
+
+
 def test_task_rows_equal_simulate() -> None:
     """A task builds each (scenario, seed) once and runs every policy on it; its rows
     hold what simulate() gives, plus the key, provenance and path throughputs."""

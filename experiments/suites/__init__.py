@@ -255,8 +255,9 @@ class PolicySpec:
             return load(self.name.split(":", 1)[1], **self.params)
         return _user_policy(self.name, self.params)
 
-    def run(self, scenario: Scenario, seed: int, drop_expired: bool,
-            episode: Any = None, rivals: Sequence[tuple[PolicySpec, bool]] = ()) -> EpisodeResult:
+    def run(self, scenario: Scenario, seed: int, drop_expired: bool, episode: Any = None,
+            rivals: Sequence[tuple[PolicySpec, bool]] = (),
+            rival_results: dict[tuple[Any, ...], EpisodeResult] | None = None) -> EpisodeResult:
         """Simulate one episode with a fresh instance of this policy.
 
         An object with a ``simulate(scenario, seed=, drop_expired=)`` method (the
@@ -264,12 +265,14 @@ class PolicySpec:
         through the simulator, on ``episode`` when given (an already built
         :class:`mpsched.envs.Episode` of this scenario and seed). The optimum also gets
         ``rivals`` (policies with their ``drop_expired``) as candidate schedules, so that
-        its row is at least each of theirs.
+        its row is at least each of theirs; each rival's result is kept in
+        ``rival_results`` under ``(scenario hash, seed, label, drop_expired)`` when given.
         """
         policy = self.build()
         own = getattr(policy, "simulate", None)
         if self.kind == "optimum":
-            candidates = {f"{p.label}{'+drop' if drop else ''} (suite)": partial(p.run, scenario, seed, drop)
+            keep = {} if rival_results is None else rival_results
+            candidates = {f"{p.label}{'+drop' if drop else ''} (suite)": partial(_run_rival, p, scenario, seed, drop, keep)
                           for p, drop in rivals}
             return own(scenario, seed=seed, drop_expired=drop_expired, candidates=candidates)
         if callable(own) and not callable(getattr(policy, "decide", None)):
@@ -281,6 +284,14 @@ class PolicySpec:
         """Whether the optimum tries this policy on its own: a registered baseline with
         its default parameters (:func:`mpsched.solvers.baseline_candidates`)."""
         return self.kind == "baseline" and not self.params
+
+
+def _run_rival(spec: PolicySpec, scenario: Scenario, seed: int, drop_expired: bool,
+               keep: dict[tuple[Any, ...], EpisodeResult]) -> EpisodeResult:
+    """One rival of the optimum, its result kept under its episode's identity."""
+    result = spec.run(scenario, seed, drop_expired)
+    keep[(scenario_hash(scenario), seed, spec.label, drop_expired)] = result
+    return result
 
 
 def _simulate(scenario: Scenario, policy: Any, seed: int, drop_expired: bool, episode: Any) -> EpisodeResult:
