@@ -60,12 +60,17 @@ CONTROLLERS = ("ideal", "newreno", "cubic", "lia", "olia")
 
 @st.composite
 def bandwidths(draw: st.DrawFn) -> tuple[list[int], list[int], int]:
-    """A piecewise schedule: starts, rates (the first positive), cycle (0 = hold)."""
+    """A piecewise schedule: starts, rates (the first positive), cycle (0 = hold).
+
+    Segments are whole milliseconds: each rate change is an event while blocks wait
+    (docs/model.md section 8), and nanosecond-long periods would give the Python
+    reference billions of them over a 20 s episode. Packets still span several segments
+    (1500 bytes take 12 ms at 1 Mbit/s)."""
     n = draw(st.integers(1, 3))
-    starts = [0] + sorted(draw(st.sets(st.integers(1, 50 * MS), min_size=n - 1, max_size=n - 1)))
+    starts = [0] + sorted(MS * k for k in draw(st.sets(st.integers(1, 50), min_size=n - 1, max_size=n - 1)))
     rates = [draw(st.sampled_from([1_000_000, 5_000_000, 20_000_000]))]
     rates += [draw(st.sampled_from([0, 100_000, 1_000_000, 5_000_000, 20_000_000])) for _ in range(n - 1)]
-    cycle = draw(st.sampled_from([0, starts[-1] + draw(st.integers(1, 30 * MS))]))
+    cycle = draw(st.sampled_from([0, starts[-1] + MS * draw(st.integers(1, 30))]))
     return starts, rates, cycle
 
 
