@@ -199,7 +199,9 @@ def test_milp_equals_exhaustive_and_conservative_is_below_relaxed(spec: dict, ch
         check_allocation(problem, exact.chosen)
         milp = solve_problem(problem, backend="highs", time_limit_s=30.0)
         assert milp.status in ("optimal", "empty", "infeasible")
-        assert milp.value_weight == pytest.approx(exact.weight, abs=1e-9)
+        # optimal within the relative gap it is asked for (solve_milp's relative_gap, 1e-6):
+        # a block of weight 1e-7 beside one of weight 1 may be left out
+        assert milp.value_weight == pytest.approx(exact.weight, rel=1e-6, abs=1e-9)
         assert milp.bound_weight >= exact.weight - 1e-6
         if applicable(problem) is None:
             assert solve_sweep(problem).weight == pytest.approx(exact.weight, abs=1e-9)
