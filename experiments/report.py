@@ -209,10 +209,11 @@ def gap_to_best_achieved(rows: pd.DataFrame, score: str) -> pd.Series:
 def optimum_problems(rows: pd.DataFrame, score: str = "weighted_on_time_rate") -> list[str]:
     """Where an ``optimum`` row is below another policy's score or above its own upper
     bound, one line per (suite, scenario, seed) and optimum row; empty when none is."""
-    problems = []
-    keys = ["suite", "scenario", "seed"]
-    for key, mine in _optimum_rows(rows).groupby(keys, sort=True):
-        episode = rows[(rows[keys] == pd.Series(key, index=keys)).all(axis=1)]
+    problems: list[str] = []
+    if "upper_bound" not in rows:
+        return problems
+    for key, episode in rows.groupby(["suite", "scenario", "seed"], sort=True):
+        mine = _optimum_rows(episode)
         others = episode[episode["upper_bound"].isna()]
         for _, opt in mine.iterrows():
             where = f"{key[0]}/{key[1]}/seed {key[2]}: {opt['policy']} ({opt[score]:.6f})"

@@ -143,7 +143,7 @@ def baseline_candidates(scenario: Scenario, seed: int) -> dict[str, CandidateRun
         transports["@ideal"] = ideal
     runs: dict[str, CandidateRun] = {}
     for suffix, sc in transports.items():
-        episode = _LazyEpisode(sc, seed)
+        episode = build_episode(sc, seed)
         for name in baselines.names():
             for drop in (False, True):
                 label = name + suffix + ("+drop" if drop else "")
@@ -151,21 +151,8 @@ def baseline_candidates(scenario: Scenario, seed: int) -> dict[str, CandidateRun
     return runs
 
 
-class _LazyEpisode:
-    """An episode built on first use and shared by the candidates that run on it."""
-
-    def __init__(self, scenario: Scenario, seed: int) -> None:
-        self.scenario, self.seed = scenario, seed
-        self._episode: Episode | None = None
-
-    def get(self) -> Episode:
-        if self._episode is None:
-            self._episode = build_episode(self.scenario, self.seed)
-        return self._episode
-
-
-def _run_baseline(episode: _LazyEpisode, name: str, drop_expired: bool) -> EpisodeResult:
-    return simulate_episode(episode.get(), baselines.get(name), drop_expired)
+def _run_baseline(episode: Episode, name: str, drop_expired: bool) -> EpisodeResult:
+    return simulate_episode(episode, baselines.get(name), drop_expired)
 
 
 def optimum(
