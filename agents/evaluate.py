@@ -19,6 +19,7 @@ import numpy as np
 
 from ..envs import _core
 from ..envs.episode import build_episode
+from ..envs.pool import EpisodePool
 from ..envs.results import EpisodeResult
 from ..envs.scenario import Scenario
 from ..envs.simulate import simulate
@@ -82,48 +83,37 @@ class Evaluation:
         return rows
 
 
-def evaluate(model: str | Path, suite: str, split: str = "test", baselines: Sequence[str] = (),
-             upper_bound: bool = False, seeds: Sequence[int] | None = None,
-             progress: Callable[[int], None] | None = None) -> Evaluation:
-    """A model's episodes on every scenario and seed of a suite's split, and optionally
-    baselines' and the relaxed upper bound (:func:`mpsched.solvers.solve`).
+def evaluate(model: str | Path, pool: EpisodePool, baselines: Sequence[str] = (),
+             upper_bound: bool = False, progress: Callable[[int], None] | None = None) -> Evaluation:
+    """A model's episodes on every scenario and seed of a pool (a suite's split:
+    :meth:`mpsched.experiments.suite.Suite.pool`), and optionally other policies' and the
+    relaxed upper bound (:func:`mpsched.solvers.solve`), all with the pool's
+    ``drop_expired``.
 
     Parameters
     ----------
     model : str or Path
         A shipped model's name or a model directory.
-    suite : str
-        A suite with a ``split``.
-    split : str
-        ``test`` (default) or ``train``.
+    pool : EpisodePool
+        The episodes (:meth:`EpisodePool.with_seeds` for other seeds).
     baselines : sequence of str
-        Registered policies to run on the same episodes.
+        Policy ids (:mod:`mpsched.envs.registry`) to run on the same episodes.
     upper_bound : bool
         Also solve the relaxed slot model of every episode.
-    seeds : sequence of int, optional
-        Instead of the groups' seeds.
     progress : callable, optional
         Called with 1 per finished episode.
     """
-    from ..experiments.suites import load_suite
-
-    suite_obj = load_suite(suite)
     policy = load(model)
-    episodes: list[tuple[Scenario, int]] = []
-    drops: list[bool] = []
-    for group in suite_obj.split_groups(split):
-        for case in group.cases:
-            for seed in seeds if seeds is not None else group.seeds:
-                episodes.append((case.scenario, int(seed)))
-                drops.append(bool(suite_obj.spec.get("drop_expired", False)))
-    results = run_episodes(policy, episodes, drop_expired=any(drops), progress=progress)
+    episodes = [(sc, int(seed)) for sc, seed in pool.episodes]
+    drop = pool.drop_expired
+    results = run_episodes(policy, episodes, drop_expired=drop, progress=progress)
     for name in baselines:
         for sc, seed in episodes:
-            results.append(simulate(sc, name, seed=seed, drop_expired=any(drops)))
+            results.append(simulate(sc, name, seed=seed, drop_expired=drop))
     bounds: dict[tuple[str, int], float] = {}
     if upper_bound:
         from ..solvers import solve
 
         for sc, seed in episodes:
             bounds[(sc.name, seed)] = float(solve(sc, model="relaxed", seed=seed).upper_bound)
-    return Evaluation(suite_obj.name, split, results, bounds)
+    return Evaluation(pool.suite, pool.part, results, bounds)

@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from ..envs import _core
+from ..envs import _core, registry
 from ..envs.episode import build_episode
 from ..envs.policy import WAIT, Observation
 from ..envs.scenario import Scenario
-from .vec_env import EpisodePool, refine_masks
+from ..envs.pool import EpisodePool
+from .vec_env import refine_masks
 
 __all__ = ["EXPERTS", "Demonstrations", "demonstrations", "expert_policy"]
 
@@ -61,9 +62,7 @@ class Demonstrations:
 def expert_policy(expert: str, scenario: Scenario, seed: int) -> tuple[Any, Scenario]:
     """The expert's policy object for one episode and the scenario it runs on."""
     if expert == "dams":
-        from .. import baselines
-
-        return baselines.get("dams").python(), scenario
+        return registry.make("dams").python(), scenario
     if expert == "optimum":
         from ..solvers import solve
         from ..solvers.replay import Optimum, with_ideal_cc

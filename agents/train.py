@@ -2,7 +2,7 @@
 
 :func:`train` is ``mpsched train``: it reads the algorithm's hyperparameters
 (``agents/hyperparams/ALGO.yaml``, overridden by ``--hp key=value``), draws episodes from
-the suite's train groups through :class:`~mpsched.agents.vec_env.NativeVecEnv`,
+a pool of training episodes (a suite's train groups) through :class:`~mpsched.agents.vec_env.NativeVecEnv`,
 optionally clones an expert first (``--from-expert``), evaluates on held-out episodes of
 the test groups every ``eval_freq`` steps, writes checkpoints, and saves the model
 directory (:mod:`mpsched.agents.model`).
@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,11 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
 from ..envs.episode import build_episode
 from ..envs.errors import MpschedError
+from ..envs.pool import EpisodePool
 from .experts import EXPERTS, Demonstrations, demonstrations
 from .features import EXTRACTORS, FlatExtractor, SlotPolicy, SlotSetExtractor
 from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, sb3_class
-from .vec_env import EpisodePool, NativeVecEnv, pool_from_suite
+from .vec_env import NativeVecEnv
 
 __all__ = ["HYPERPARAMS_DIR", "TrainingError", "TrainResult", "behaviour_clone", "evaluate_batched",
            "load_hyperparams", "train"]
@@ -237,7 +238,7 @@ def evaluation_pool(pool: EpisodePool, episodes: int) -> EpisodePool:
                 count += 1
         depth += 1
     keep = [i for i, p in enumerate(picked) if p]
-    return EpisodePool(tuple(pool.scenarios[i] for i in keep), tuple(tuple(picked[i]) for i in keep))
+    return replace(pool, scenarios=tuple(pool.scenarios[i] for i in keep), seeds=tuple(tuple(picked[i]) for i in keep))
 
 
 def evaluate_batched(model: Any, algo: str, pool: EpisodePool, num_slots: int, max_paths: int,
@@ -377,17 +378,19 @@ def _tensorboard_dir(out: Path) -> str | None:
     return str(out / "tb")
 
 
-def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_expert: str | None = None,
-          seed: int = 0, overrides: Sequence[str] = (), resume: bool = False, progress: bool = True,
-          command: str = "", log: Callable[[str], None] = print) -> TrainResult:
-    """Train an agent on a suite's train split and save it to ``out``.
+def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps: int | None, out: str | Path,
+          from_expert: str | None = None, seed: int = 0, overrides: Sequence[str] = (), resume: bool = False,
+          progress: bool = True, command: str = "", log: Callable[[str], None] = print) -> TrainResult:
+    """Train an agent on the episodes of ``train_pool`` and save it to ``out``.
 
     Parameters
     ----------
     algo : str
         ``maskable_ppo``, ``ppo``, ``dqn`` or ``bc``.
-    suite : str
-        A suite with a ``split`` (e.g. ``agents``).
+    train_pool, test_pool : EpisodePool
+        Episodes to train on, and those of the held-out evaluations (a suite's split:
+        :meth:`mpsched.experiments.suite.Suite.pool`). The hyperparameters are those of
+        ``train_pool.suite`` (else ``default``).
     timesteps : int, optional
         Environment steps of reinforcement learning (for ``bc``: expert decisions);
         default: the hyperparameters' ``n_timesteps``.
@@ -408,8 +411,6 @@ def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_ex
     log : callable
         Where progress lines go.
     """
-    from ..experiments.suites import load_suite
-
     if algo not in ALGOS:
         raise TrainingError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
     if algo == "bc" and from_expert is None:
@@ -418,8 +419,8 @@ def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_ex
         raise TrainingError(f"--from-expert: got {from_expert!r}; expected one of {', '.join(EXPERTS)}")
     if from_expert is not None and algo == "dqn":
         raise TrainingError("--from-expert: imitation starts policy-gradient agents (maskable_ppo, ppo, bc), not dqn")
-    suite_obj = load_suite(suite)
-    hp = load_hyperparams(algo, suite_obj.name, overrides)
+    suite = train_pool.suite or "default"
+    hp = load_hyperparams(algo, suite, overrides)
     total = int(timesteps if timesteps is not None else hp["n_timesteps"])
     if total < 0:
         raise TrainingError(f"--timesteps: got {total}; expected a number >= 0")
@@ -430,8 +431,7 @@ def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_ex
     log(f"seed: {seed}")
     torch.set_num_threads(int(hp.get("torch_threads", 2)))
     set_random_seed(seed)
-    train_pool = pool_from_suite(suite_obj, "train")
-    test_pool = evaluation_pool(pool_from_suite(suite_obj, "test"), int(hp.get("eval_episodes", 6)))
+    test_pool = evaluation_pool(test_pool, int(hp.get("eval_episodes", 6)))
     K = int(hp["num_slots"])
     P = max(train_pool.max_paths, test_pool.max_paths)
     mask_expired = bool(hp["mask_expired"])
@@ -497,7 +497,7 @@ def train(algo: str, suite: str, timesteps: int | None, out: str | Path, from_ex
     final = evaluation.history[-1]
     steps = len_demos if algo == "bc" else int(model.num_timesteps)
     result = TrainResult(out, algo, seed, steps, train_s, evaluation.history, imitation, model)
-    _save(model, out, algo, hp, suite_obj.name, from_expert, seed, P, result, command)
+    _save(model, out, algo, hp, suite, from_expert, seed, P, result, command)
     log(f"saved {out} ({train_s:.0f} s of training; held-out weighted on-time rate "
         f"{final['weighted_on_time_rate']:.4f})")
     return result

@@ -4,7 +4,7 @@
 ``step`` is one call into the C core for all copies
 (:class:`~mpsched.envs.vector.MultipathDeadlineVectorEnv`), instead of one Python
 environment per copy. Each copy draws its episodes, in turn, from a pool of
-``(scenario, seed)`` pairs (a suite's train or test groups).
+``(scenario, seed)`` pairs (:class:`~mpsched.envs.pool.EpisodePool`).
 
 Action masks: the environment's (slots holding a block, and WAIT), less, with
 ``mask_expired``, the slots whose block is past its deadline: a packet of such a block
@@ -14,7 +14,6 @@ can no longer count (docs/model.md, section 4), so a learned scheduler never nee
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -23,50 +22,14 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from ..envs.env import MultipathDeadlineEnv
 from ..envs.episode import build_episode
+from ..envs.pool import EpisodePool
 from ..envs.scenario import Scenario
 from ..envs.vector import MultipathDeadlineVectorEnv
 
-__all__ = ["EpisodePool", "NativeVecEnv", "PoolEnv", "make_pool_env", "refine_masks", "pool_from_suite"]
+__all__ = ["NativeVecEnv", "PoolEnv", "make_pool_env", "refine_masks"]
 
 _SLOT_BASE = 6
 _TIME_TO_DEADLINE = 2
-
-
-@dataclass(frozen=True)
-class EpisodePool:
-    """Episodes to draw from: scenarios and, per scenario, its seeds."""
-
-    scenarios: tuple[Scenario, ...]
-    seeds: tuple[tuple[int, ...], ...]
-
-    def __post_init__(self) -> None:
-        if not self.scenarios or len(self.scenarios) != len(self.seeds) or not all(self.seeds):
-            raise ValueError("an episode pool needs at least one scenario, each with at least one seed")
-
-    @property
-    def episodes(self) -> list[tuple[Scenario, int]]:
-        """Every (scenario, seed) pair, scenario by scenario."""
-        return [(sc, s) for sc, seeds in zip(self.scenarios, self.seeds) for s in seeds]
-
-    @property
-    def max_paths(self) -> int:
-        return max(len(sc.paths) for sc in self.scenarios)
-
-    def draw(self, rng: np.random.Generator) -> tuple[Scenario, int]:
-        """A scenario uniformly, then one of its seeds uniformly."""
-        i = int(rng.integers(len(self.scenarios)))
-        return self.scenarios[i], int(self.seeds[i][int(rng.integers(len(self.seeds[i])))])
-
-
-def pool_from_suite(suite: Any, part: str) -> EpisodePool:
-    """The episodes of a suite's train or test groups (:meth:`Suite.split_groups`)."""
-    scenarios: list[Scenario] = []
-    seeds: list[tuple[int, ...]] = []
-    for group in suite.split_groups(part):
-        for case in group.cases:
-            scenarios.append(case.scenario)
-            seeds.append(tuple(group.seeds))
-    return EpisodePool(tuple(scenarios), tuple(seeds))
 
 
 def refine_masks(masks: np.ndarray, observations: np.ndarray, num_slots: int, max_paths: int) -> np.ndarray:

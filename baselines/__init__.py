@@ -1,119 +1,68 @@
 """Hand-written schedulers: readable Python specifications with native twins.
 
-Each family module holds the schedulers of one line of work; every class names its
-paper, section and equations, and (where it has one) the native twin compiled into the
-core that makes the same decisions. ``get(name, **params)`` builds one by registry name.
+Every module of this package is a *family*: the schedulers of one line of work. Each
+class names its paper, section and equations, and (where it has one) the native twin
+compiled into the core that makes the same decisions. Importing the package registers
+every class of every family (those in the family's ``__all__``) under its ``name`` with
+:mod:`mpsched.envs.registry`, after checking that its twin in the core takes the same
+parameters in the same order (:func:`mpsched.envs.policy.check_twin`): build one with
+``registry.make(name, **params)``.
 
 >>> from mpsched import baselines
->>> "minrtt" in baselines.names()
+>>> "minrtt" in baselines.REGISTRY
 True
->>> policy = baselines.get("minrtt")
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from types import ModuleType
-from typing import Any
 
-from ..envs.errors import PolicyError
-from ..envs.policy import Policy
-from . import classic, dams, daps, deadline, mptcp, rtx, srpt
+from ..envs import registry
+from ..envs.policy import Policy, check_twin
 
-__all__ = ["get", "names", "catalog", "parse_param", "REGISTRY", "FAMILIES"]
+__all__ = ["REGISTRY", "FAMILIES", "catalog"]
 
-FAMILIES: tuple[ModuleType, ...] = (classic, dams, daps, deadline, mptcp, rtx, srpt)
+
+def _families() -> tuple[ModuleType, ...]:
+    """Every module of this package, by name."""
+    return tuple(importlib.import_module(f"{__name__}.{info.name}")
+                 for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name))
 
 
 def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:
-    registry: dict[str, type[Policy]] = {}
+    found: dict[str, type[Policy]] = {}
     for module in families:
         for attr in module.__all__:
             cls = getattr(module, attr)
             if isinstance(cls, type) and issubclass(cls, Policy) and cls.name != Policy.name:
-                if cls.name in registry:
-                    raise RuntimeError(f"two baselines are named {cls.name!r}")
-                registry[cls.name] = cls
-    return registry
+                if cls.name in found:
+                    raise RuntimeError(f"two baselines are named {cls.name!r}: {found[cls.name].__name__} "
+                                       f"and {cls.__name__}")
+                check_twin(cls)
+                found[cls.name] = cls
+    return found
 
 
-REGISTRY: dict[str, type[Policy]] = _collect(FAMILIES)
+FAMILIES: tuple[ModuleType, ...] = _families()
+"""The family modules."""
 
+REGISTRY: dict[str, type[Policy]] = dict(sorted(_collect(FAMILIES).items()))
+"""Every hand-written scheduler's class by id, sorted by id."""
 
-def names() -> list[str]:
-    """Registry names, sorted."""
-    return sorted(REGISTRY)
-
-
-def _parameters(cls: type[Policy]) -> dict[str, inspect.Parameter]:
-    return {k: p for k, p in inspect.signature(cls.__init__).parameters.items() if k != "self"}
-
-
-def get(name: str, **params: Any) -> Policy:
-    """A new policy instance by registry name.
-
-    Raises
-    ------
-    PolicyError
-        For an unknown name, a parameter the policy does not take or a bad value.
-    """
-    if not isinstance(name, str) or name not in REGISTRY:
-        raise PolicyError(f"unknown policy {name!r}; known policies: {', '.join(names())}")
-    cls = REGISTRY[name]
-    accepted = _parameters(cls)
-    for key in params:
-        if key not in accepted:
-            raise PolicyError(
-                f"policy {name!r} takes no parameter {key!r}"
-                + (f"; its parameters: {', '.join(accepted)}" if accepted else "; it has no parameters")
-            )
-    try:
-        return cls(**params)
-    except (TypeError, ValueError) as exc:
-        raise PolicyError(f"policy {name!r}: {exc}") from None
-
-
-def parse_param(name: str, text: str) -> tuple[str, Any]:
-    """``key=value`` from the command line, converted to the type of the parameter's
-    default in policy ``name``.
-
-    Raises
-    ------
-    PolicyError
-        For text without ``=``, an unknown policy or parameter, or a value of the wrong type.
-    """
-    if "=" not in text:
-        raise PolicyError(f"--param {text!r}: expected key=value")
-    key, value = (x.strip() for x in text.split("=", 1))
-    if name not in REGISTRY:
-        raise PolicyError(f"unknown policy {name!r}; known policies: {', '.join(names())}")
-    accepted = _parameters(REGISTRY[name])
-    if key not in accepted:
-        raise PolicyError(f"policy {name!r} takes no parameter {key!r}"
-                          + (f"; its parameters: {', '.join(accepted)}" if accepted else "; it has no parameters"))
-    default = accepted[key].default
-    try:
-        if isinstance(default, bool):
-            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(value)
-            return key, value.lower() in ("true", "1", "yes")
-        if isinstance(default, int):
-            return key, int(value)
-        if isinstance(default, float):
-            return key, float(value)
-    except ValueError:
-        raise PolicyError(f"--param {key}={value}: expected a {type(default).__name__}") from None
-    return key, value
+for _name, _cls in REGISTRY.items():
+    registry.register(_name, _cls, kind="baseline")
 
 
 def catalog() -> list[dict[str, str]]:
-    """One row per registered policy: name, class, native twin, paper, parameters and
-    the first line of its docstring."""
+    """One row per hand-written scheduler: name, class, native twin, paper, parameters
+    and the first line of its docstring."""
     rows = []
-    for name in names():
-        cls = REGISTRY[name]
+    for name, cls in REGISTRY.items():
         doc = inspect.getdoc(cls) or ""
-        params = ", ".join(f"{k}={p.default!r}" for k, p in _parameters(cls).items())
+        params = ", ".join(f"{k}={p.default!r}" for k, p in registry.parameters(name).items())
         rows.append({
             "name": name,
             "class": cls.__name__,

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from mpsched.agents.train import train
+from mpsched.experiments.suite import load_suite
 
 SUITE = "agents"
 TEST_EPISODES = 30
@@ -66,7 +67,8 @@ class Method:
         if self.algo == "maskable_ppo" and self.expert is not None:
             overrides.append(f"expert_steps={expert_steps}")
         steps = expert_steps if self.algo == "bc" else rl_steps
-        result = train(self.algo, SUITE, steps, out, from_expert=self.expert, seed=seed, overrides=overrides,
+        split = load_suite(SUITE)
+        result = train(self.algo, split.pool("train"), split.pool("test"), steps, out, from_expert=self.expert, seed=seed, overrides=overrides,
                        progress=False, log=lambda line: None)
         final = result.evaluations[-1]
         if final["episodes"] != TEST_EPISODES:

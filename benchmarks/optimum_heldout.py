@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs.scenario import Scenario
 from mpsched.envs.simulate import simulate
 from mpsched.solvers import optimum
@@ -132,7 +132,7 @@ def build_scenarios(folder: Path, duration_s: int, mahimahi: list[str] | None,
 
 
 def measure(sc: Scenario, seed: int) -> dict[str, Any]:
-    scores = {name: simulate(sc, name, seed=seed).summary[SCORE] for name in baselines.names()}
+    scores = {name: simulate(sc, name, seed=seed).summary[SCORE] for name in registry.ids("baseline")}
     best = optimum(sc, seed)
     best_policy = max(scores, key=lambda k: scores[k])
     return {
@@ -149,7 +149,7 @@ def every_score(sc: Scenario, seed: int) -> dict[str, float]:
     scenario's congestion control and with ideal control, keyed ``policy/transport/drop``."""
     out = {}
     for transport, played in (("own", sc), ("ideal", with_ideal_cc(sc))):
-        for name in baselines.names():
+        for name in registry.ids("baseline"):
             for drop in (False, True):
                 result = simulate(played, name, seed=seed, drop_expired=drop)
                 out[f"{name}/{transport}/{int(drop)}"] = result.summary[SCORE]

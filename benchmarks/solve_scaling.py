@@ -98,7 +98,7 @@ def slots(names: Sequence[str], slot_sizes: Sequence[float]) -> str:
 
 
 def gaps(names: Sequence[str], slot_ms: float) -> str:
-    policies = [n for n in baselines.names() if baselines.REGISTRY[n].native]
+    policies = [n for n, cls in baselines.REGISTRY.items() if cls.native]
     header = ["policy"] + list(names)
     bounds = {}
     table: dict[str, dict[str, str]] = {p: {} for p in policies}

@@ -18,7 +18,7 @@ import tempfile
 import time
 
 from mpsched.envs import simulate
-from mpsched.experiments.suites import Suite
+from mpsched.experiments.suite import Suite
 from mpsched.experiments.sweep import run_sweep
 
 SCENARIOS = ["dams-rtt-40", "dams-rtt-80", "dams-rtt-120", "dams-rtt-160", "dams-rtt-200",

@@ -26,8 +26,8 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
 from mpsched.agents.train import _algo_kwargs, _policy_setup, load_hyperparams
-from mpsched.agents.vec_env import NativeVecEnv, make_pool_env, pool_from_suite
-from mpsched.experiments.suites import load_suite
+from mpsched.agents.vec_env import NativeVecEnv, make_pool_env
+from mpsched.experiments.suite import load_suite
 
 
 def steps_per_second(env: VecEnv, steps: int, extractor: str, seed: int) -> float:
@@ -64,7 +64,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    pool = pool_from_suite(load_suite("agents"), "train")
+    pool = load_suite("agents").pool("train")
     load_before = os.getloadavg()
 
     def native_env() -> VecEnv:

@@ -16,6 +16,7 @@ __all__ = [
     "TraceError",
     "PolicyError",
     "ActionError",
+    "SuiteError",
 ]
 
 
@@ -70,3 +71,17 @@ class PolicyError(MpschedError):
 
 class ActionError(MpschedError):
     """An action that is not valid at the current decision point."""
+
+
+class SuiteError(MpschedError):
+    """A suite file or mapping is invalid: names the suite, the field and the value."""
+
+    def __init__(self, suite: str, field: str, value: Any, expected: str) -> None:
+        self.suite = suite
+        self.field = field
+        self.value = value
+        self.expected = expected
+        text = repr(value)
+        if len(text) > 200:
+            text = text[:197] + "..."
+        super().__init__(f"suite {suite}: {field}: got {text}; expected {expected}")

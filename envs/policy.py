@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import copy
 import inspect
+import itertools
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from . import _core
 
-__all__ = ["WAIT", "Observation", "Policy", "DecidingPolicy"]
+__all__ = ["WAIT", "Observation", "Policy", "DecidingPolicy", "TwinMismatch", "check_twin"]
 
 WAIT: int = _core.WAIT
 """The action that leaves the deciding path idle until something changes."""
@@ -295,3 +297,48 @@ class Policy:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+class TwinMismatch(RuntimeError):
+    """A Python specification and its native twin disagree on their parameters."""
+
+
+def check_twin(cls: type[Policy], twins: Mapping[str, Sequence[tuple[str, float, float]]] | None = None) -> None:
+    """Check that ``cls``'s native twin takes the constructor's parameters, by name and in
+    order, and accepts their defaults (the core declares each parameter's name and range;
+    :meth:`Policy.native_params` passes them by position).
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Policy` subclass; nothing to check when it has no twin.
+    twins : mapping, optional
+        Twin name -> ``((parameter, min, max), ...)``; the core's
+        (:func:`mpsched.envs._core.native_policies`) by default.
+
+    Raises
+    ------
+    TwinMismatch
+        Naming the twin, the class and every parameter that differs.
+    """
+    if cls.native is None:
+        return
+    table = _core.native_policies() if twins is None else twins
+    where = f"{cls.__name__} ({cls.name!r})"
+    if cls.native not in table:
+        raise TwinMismatch(f"{where} names the native twin {cls.native!r}, which the core does not define; "
+                           f"the core's twins: {', '.join(sorted(table))}")
+    declared = list(table[cls.native])
+    c_names = [p[0] for p in declared]
+    signature = inspect.signature(cls.__init__).parameters
+    py_names = [k for k in signature if k != "self"]
+    if c_names != py_names:
+        differ = [f"position {k}: Python {a!r}, C {b!r}"
+                  for k, (a, b) in enumerate(itertools.zip_longest(py_names, c_names, fillvalue="(none)")) if a != b]
+        raise TwinMismatch(f"{where} takes ({', '.join(py_names)}) but its native twin {cls.native!r} takes "
+                           f"({', '.join(c_names)}): " + "; ".join(differ))
+    for name, low, high in declared:
+        default = signature[name].default
+        if isinstance(default, (bool, int, float)) and not low <= float(default) <= high:
+            raise TwinMismatch(f"{where}: the default {name} = {default!r} is outside the range [{low:g}, {high:g}] "
+                               f"its native twin {cls.native!r} accepts")

@@ -59,6 +59,8 @@ __all__ = [
     "TransportSpec",
     "CONGESTION_CONTROLS",
     "RECEIVERS",
+    "DELAY_KEYS",
+    "QUEUE_KEYS",
 ]
 
 CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia")
@@ -70,8 +72,11 @@ LOSS_MODELS: tuple[str, ...] = ("iid", "gilbert_elliott")
 _DEFAULT_QUEUE_MS = 100.0
 _DEFAULT_QUEUE_MIN_PACKETS = 10
 _DEFAULT_RBUF_BYTES = 65536
-_DELAY_KEYS = ("rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms")
-_QUEUE_KEYS = ("queue_bytes", "queue_packets", "queue_ms")
+DELAY_KEYS: tuple[str, ...] = ("rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms")
+"""The ways of giving a path's delay; a path takes one (``fwd_delay_ms`` with
+``rev_delay_ms`` count as one)."""
+QUEUE_KEYS: tuple[str, ...] = ("queue_bytes", "queue_packets", "queue_ms")
+"""The ways of giving a bottleneck's queue; a link takes one."""
 
 
 def _probability(value: Any, where: str, *, below_one: bool = False) -> float:
@@ -197,7 +202,7 @@ class LossSpec:
 
 
 def _delays(d: Mapping[str, Any], where: str) -> tuple[float, float]:
-    given = [k for k in _DELAY_KEYS if k in d]
+    given = [k for k in DELAY_KEYS if k in d]
     if given == ["rtt_ms"]:
         rtt = check_number(d["rtt_ms"], f"{where}.rtt_ms", lo=0.0, hi=1e7)
         return rtt / 2000.0, rtt / 2000.0
@@ -234,9 +239,9 @@ def _bottleneck(d: Mapping[str, Any], where: str, transport: TransportSpec,
     # (parsed files are cached: episodes do not read them again).
     schedule = build_bandwidth(bandwidth, base_dir, np.random.default_rng(0))
     packet = transport.mss_bytes + transport.header_bytes
-    given = [k for k in _QUEUE_KEYS if k in d]
+    given = [k for k in QUEUE_KEYS if k in d]
     if len(given) > 1:
-        raise ScenarioError(f"{where}.{given[1]}", d[given[1]], f"only one of {', '.join(_QUEUE_KEYS)}")
+        raise ScenarioError(f"{where}.{given[1]}", d[given[1]], f"only one of {', '.join(QUEUE_KEYS)}")
     if given == ["queue_bytes"]:
         return bandwidth, check_integer(d["queue_bytes"], f"{where}.queue_bytes", lo=packet, hi=2**50)
     if given == ["queue_packets"]:
@@ -266,7 +271,7 @@ class LinkSpec:
     bandwidth: dict[str, Any]
     queue_bytes: int
 
-    KEYS = ("name", "bandwidth") + _QUEUE_KEYS
+    KEYS = ("name", "bandwidth") + QUEUE_KEYS
 
     @classmethod
     def from_dict(cls, d: Any, where: str, transport: TransportSpec, base_dir: Path | None) -> LinkSpec:
@@ -317,7 +322,7 @@ class PathSpec:
     cc: str
     link: str | None = None
 
-    KEYS = ("name", "bandwidth", "link", "loss", "cc") + _DELAY_KEYS + _QUEUE_KEYS
+    KEYS = ("name", "bandwidth", "link", "loss", "cc") + DELAY_KEYS + QUEUE_KEYS
 
     @property
     def rtt_s(self) -> float:
@@ -357,7 +362,7 @@ def _link_or_bottleneck(d: Mapping[str, Any], where: str, transport: TransportSp
     if "link" not in d:
         bandwidth, queue = _bottleneck(d, where, transport, base_dir)
         return None, bandwidth, queue
-    clash = [k for k in ("bandwidth",) + _QUEUE_KEYS if k in d]
+    clash = [k for k in ("bandwidth",) + QUEUE_KEYS if k in d]
     if clash:
         raise ScenarioError(f"{where}.{clash[0]}", d[clash[0]],
                             "no bandwidth or queue of its own: the shared link defines them")
@@ -396,7 +401,7 @@ class CrossFlowSpec:
     start_s: float = 0.0
     stop_s: float | None = None
 
-    KEYS = ("name", "link", "loss", "cc", "start_s", "stop_s") + _DELAY_KEYS
+    KEYS = ("name", "link", "loss", "cc", "start_s", "stop_s") + DELAY_KEYS
 
     @classmethod
     def from_dict(cls, d: Any, where: str, index: int, links: Mapping[str, LinkSpec]) -> CrossFlowSpec:

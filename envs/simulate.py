@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import _core
+from . import _core, registry
 from .episode import Episode, build_episode
 from .errors import PolicyError
 from .policy import DecidingPolicy, Observation, Policy
@@ -18,16 +18,15 @@ from .scenarios import resolve
 __all__ = ["simulate", "simulate_episode", "resolve_policy", "policy_name", "drive"]
 
 
-def resolve_policy(policy: str | Policy | DecidingPolicy) -> Policy | DecidingPolicy:
-    """A policy object from a registry name or an object with ``decide(obs)``."""
+def resolve_policy(policy: str | Policy | DecidingPolicy) -> Any:
+    """A policy object from a policy id (:func:`mpsched.envs.registry.make`), or the
+    object itself when it has ``decide(obs)`` or ``simulate(scenario, ...)``."""
     if isinstance(policy, str):
-        from ..baselines import get  # the registry lives beside the baselines
-
-        return get(policy)
-    if callable(getattr(policy, "decide", None)):
+        return registry.make(policy)
+    if callable(getattr(policy, "decide", None)) or callable(getattr(policy, "simulate", None)):
         return policy
     raise PolicyError(
-        f"policy {policy!r} is neither a registered name nor an object with a decide(obs) method"
+        f"policy {policy!r} is neither a policy id nor an object with a decide(obs) method"
     )
 
 
@@ -69,8 +68,10 @@ def simulate(scenario: Scenario | str | Path | Mapping[str, Any], policy: str | 
         A scenario, a built-in name (:func:`mpsched.envs.scenarios.names`), a YAML file,
         or a scenario mapping.
     policy : str or Policy or object with ``decide(obs) -> int``
-        A registry name (:func:`mpsched.baselines.names`), a policy instance (native
-        twins run in C), or any object implementing ``decide``.
+        A policy id (:mod:`mpsched.envs.registry`: a scheduler's name, ``optimum``,
+        ``agent:NAME``, ``module:Class``), a policy instance (native twins run in C),
+        any object implementing ``decide``, or one that simulates episodes itself
+        (``simulate(scenario, seed=, drop_expired=)``, as the optimum does).
     seed : int, optional
         Episode seed; the scenario's ``seed`` when omitted. The same scenario and seed
         give bit-identical results.
@@ -85,7 +86,14 @@ def simulate(scenario: Scenario | str | Path | Mapping[str, Any], policy: str | 
     """
     sc = resolve(scenario)
     pol = resolve_policy(policy)
+    if _simulates_itself(pol):
+        return pol.simulate(sc, seed=sc.seed if seed is None else seed, drop_expired=bool(drop_expired))
     return simulate_episode(build_episode(sc, seed), pol, drop_expired)
+
+
+def _simulates_itself(policy: Any) -> bool:
+    """An object that runs whole episodes (the optimum) rather than deciding."""
+    return callable(getattr(policy, "simulate", None)) and not callable(getattr(policy, "decide", None))
 
 
 def simulate_episode(episode: Episode, policy: Policy | DecidingPolicy, drop_expired: bool = False) -> EpisodeResult:
@@ -96,7 +104,7 @@ def simulate_episode(episode: Episode, policy: Policy | DecidingPolicy, drop_exp
     ----------
     episode : Episode
         From :func:`mpsched.envs.episode.build_episode`.
-    policy : Policy or object with ``decide(obs) -> int``
+    policy : Policy or object with ``decide(obs) -> int`` or ``simulate``
         A resolved policy (see :func:`resolve_policy`).
     drop_expired : bool
         As in :func:`simulate`.
@@ -105,6 +113,8 @@ def simulate_episode(episode: Episode, policy: Policy | DecidingPolicy, drop_exp
     -------
     EpisodeResult
     """
+    if _simulates_itself(policy):
+        return policy.simulate(episode.scenario, seed=episode.seed, drop_expired=bool(drop_expired))
     sim = episode.make_sim(drop_expired=bool(drop_expired))
     start = time.perf_counter()
     drive(sim, policy, tuple(p.name for p in episode.scenario.paths))

@@ -38,7 +38,7 @@ import gymnasium as gym
 import numpy as np
 
 from .. import baselines
-from ..envs import ENV_ID, scenarios
+from ..envs import ENV_ID, registry, scenarios
 from ..envs.episode import build_episode
 from ..envs.scenario import Scenario
 from ..envs.vector import MultipathDeadlineVectorEnv
@@ -108,7 +108,7 @@ def episode_packets_per_s(cc: str | None, seconds: float, backlogged: bool = Fal
     sim = episode.make_sim()
     packets_view = np.asarray(sim.view("packets_sent"))
     seeds = iter(range(1, 1 << 30))
-    instance = baselines.get(policy)
+    instance = registry.make(policy)
     native, params = instance.native, instance.native_params()
 
     def one() -> int:
@@ -177,7 +177,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     ideal = episode_packets_per_s("ideal", seconds)
     newreno = episode_packets_per_s("newreno", seconds)
     bulk = {cc: episode_packets_per_s(cc, seconds, backlogged=True) for cc in WINDOW_CONTROLLERS}
-    twinned = [n for n in baselines.names() if baselines.REGISTRY[n].native]
+    twinned = [n for n, cls in baselines.REGISTRY.items() if cls.native]
     per_policy = {n: episode_packets_per_s(None, seconds, policy=n)["packets_per_s"] for n in twinned}
     deep = {n: episode_packets_per_s(None, seconds, policy=n, deep_backlog=True)["packets_per_s"] for n in twinned}
     env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)

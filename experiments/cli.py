@@ -56,7 +56,7 @@ def _json_safe(d: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from .. import baselines
-    from ..envs import scenarios
+    from ..envs import registry, scenarios
 
     if args.show:
         print(scenarios.resolve(args.show).to_yaml(), end="")
@@ -68,20 +68,25 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not args.scenarios:
         if not args.policies:
             print()
-        print("Policies (mpsched run --policy NAME [--param key=value ...]):")
+        print("Policies (mpsched run --policy ID [--param key=value ...]; the same ids in suites and simulate()):")
         for row in baselines.catalog():
             print(f"  {row['name']:<12} {row['paper']}")
             print(f"  {'':<12} native: {row['native']}" + (f"; parameters: {row['params']}" if row["params"] else ""))
+        for policy in registry.ids():
+            info = registry.describe(policy)
+            if info["kind"] != "baseline":
+                extra = f" (needs mpsched[{info['extra']}])" if info["extra"] else ""
+                print(f"  {info['id']:<12} {info['kind']}: {info['entry_point']}{extra}")
+        print(f"  {'module:Class':<12} user: a class importable from the current directory or PYTHONPATH")
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .. import baselines
-    from ..envs import scenarios, simulate
+    from ..envs import registry, scenarios, simulate
 
     scenario = scenarios.resolve(args.scenario)
-    params = dict(baselines.parse_param(args.policy, text) for text in args.param)
-    policy = baselines.get(args.policy, **params)
+    params = dict(registry.parse_param(args.policy, text) for text in args.param)
+    policy = registry.make(args.policy, **params)
     seed = scenario.seed if args.seed is None else args.seed
     if not args.json:
         print(f"seed: {seed}")
@@ -104,10 +109,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     scenario = scenarios.resolve(args.scenario)
     print(f"seeds: {', '.join(str(s) for s in range(args.seeds))}")
     print(f"scenario: {scenario.name}: {scenario.description}")
-    from .. import baselines
+    from ..envs import registry
 
     rows = []
-    for policy in baselines.names():
+    for policy in registry.ids("baseline"):
         results = [simulate(scenario, policy, seed=s) for s in range(args.seeds)]
         mean = {k: sum(r.summary[k] for r in results) / len(results) for k, _, _ in _TABLE_METRICS}
         rows.append({"policy": policy, **mean})
@@ -159,7 +164,7 @@ def _print_sweep(stats: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .suites import load_suite, names
+    from .suite import load_suite, names
     from .sweep import run_sweep
 
     if args.list or args.suite is None:
@@ -204,7 +209,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from .report import build_report
-    from .suites import load_suite
+    from .suite import load_suite
     from .sweep import ResultStore, run_sweep
 
     suite = load_suite("leaderboard", quick=args.quick)
@@ -262,13 +267,16 @@ def _agents() -> Any:
 def cmd_train(args: argparse.Namespace) -> int:
     _agents()
     from ..agents.train import train
+    from .suite import load_suite
 
     command = " ".join(["mpsched train", f"--algo {args.algo}", f"--suite {args.suite}"]
                        + ([f"--timesteps {args.timesteps}"] if args.timesteps is not None else [])
                        + ([f"--from-expert {args.from_expert}"] if args.from_expert else [])
                        + [f"--seed {args.seed}"] + [f"--hp {h}" for h in args.hp] + [f"--out {args.out}"])
-    result = train(args.algo, args.suite, args.timesteps, args.out, from_expert=args.from_expert, seed=args.seed,
-                   overrides=args.hp, resume=args.resume, progress=not args.no_progress, command=command)
+    suite = load_suite(args.suite)
+    result = train(args.algo, suite.pool("train"), suite.pool("test"), args.timesteps, args.out,
+                   from_expert=args.from_expert, seed=args.seed, overrides=args.hp, resume=args.resume,
+                   progress=not args.no_progress, command=command)
     if result.evaluations:
         last = result.evaluations[-1]
         print(f"{args.algo}: {result.timesteps} steps in {result.train_s:.0f} s; held-out weighted on-time rate "
@@ -282,12 +290,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ..agents.evaluate import evaluate
+    from .suite import load_suite
 
     torch.set_num_threads(args.threads)
     baselines = [b for b in args.baselines.split(",") if b] if args.baselines else []
     with tqdm(unit="episode", file=sys.stderr, disable=args.no_progress or args.json) as bar:
-        ev = evaluate(args.model, args.suite, split=args.split, baselines=baselines, upper_bound=args.upper_bound,
-                      progress=bar.update)
+        ev = evaluate(args.model, load_suite(args.suite).pool(args.split), baselines=baselines,
+                      upper_bound=args.upper_bound, progress=bar.update)
     if args.out:
         import pandas as pd
 
@@ -325,7 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="simulate one episode and print its scores",
                        epilog="example: mpsched run --scenario dams-rtt-80 --policy dtp --param priority_weight=0.7")
     p.add_argument("--scenario", required=True, help="built-in name or YAML file")
-    p.add_argument("--policy", required=True, help="policy name (mpsched list --policies)")
+    p.add_argument("--policy", required=True,
+                   help="policy id: a scheduler, optimum, agent:NAME or module:Class (mpsched list --policies)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a policy parameter (repeatable; mpsched list --policies shows them)")
     p.add_argument("--seed", type=int, default=None, help="episode seed (default: the scenario's)")

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..envs.errors import MpschedError
-from .suites import DEFAULT_METRICS
+from .suite import DEFAULT_METRICS
 from .sweep import (
     KEY_COLUMNS,
     PROVENANCE_COLUMNS,

@@ -1,6 +1,6 @@
 """Sweeps: run a suite's episodes as batched tasks, locally or on Ray, into parquet.
 
-:func:`run_sweep` expands a suite (:mod:`mpsched.experiments.suites`) into episodes,
+:func:`run_sweep` expands a suite (:mod:`mpsched.experiments.suite`) into episodes,
 skips those already stored (``resume``), batches the rest into tasks and runs them:
 
 - baselines and user classes share tasks, many episodes each, sorted so that a task
@@ -44,7 +44,7 @@ import pandas as pd
 from .. import __version__
 from ..envs.errors import MpschedError
 from ..envs.results import RECEIVE_BUFFER_KEYS, SUMMARY_KEYS, EpisodeResult
-from .suites import EpisodeSpec, Suite, from_source
+from .suite import EpisodeSpec, Suite, from_source
 
 __all__ = [
     "KEY_COLUMNS",

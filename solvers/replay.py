@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import baselines
+from ..envs import registry
 from ..envs.episode import Episode, build_episode
 from ..envs.policy import WAIT, Observation, Policy
 from ..envs.results import EpisodeResult
@@ -144,7 +144,7 @@ def baseline_candidates(scenario: Scenario, seed: int) -> dict[str, CandidateRun
     runs: dict[str, CandidateRun] = {}
     for suffix, sc in transports.items():
         episode = build_episode(sc, seed)
-        for name in baselines.names():
+        for name in registry.ids("baseline"):
             for drop in (False, True):
                 label = name + suffix + ("+drop" if drop else "")
                 runs[label] = partial(_run_baseline, episode, name, drop)
@@ -152,7 +152,7 @@ def baseline_candidates(scenario: Scenario, seed: int) -> dict[str, CandidateRun
 
 
 def _run_baseline(episode: Episode, name: str, drop_expired: bool) -> EpisodeResult:
-    return simulate_episode(episode, baselines.get(name), drop_expired)
+    return simulate_episode(episode, registry.make(name), drop_expired)
 
 
 def optimum(

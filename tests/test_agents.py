@@ -21,11 +21,12 @@ from mpsched.agents.experts import demonstrations  # noqa: E402
 from mpsched.agents.features import SlotSetExtractor  # noqa: E402
 from mpsched.agents.model import greedy_actions  # noqa: E402
 from mpsched.agents.train import TrainingError, load_hyperparams, train  # noqa: E402
-from mpsched.agents.vec_env import EpisodePool, NativeVecEnv, PoolEnv  # noqa: E402
+from mpsched.agents.vec_env import NativeVecEnv, PoolEnv  # noqa: E402
+from mpsched.envs.pool import EpisodePool  # noqa: E402
 from mpsched.envs import PolicyError, simulate  # noqa: E402
 from mpsched.envs.env import MultipathDeadlineEnv  # noqa: E402
 from mpsched.envs.scenarios import resolve  # noqa: E402
-from mpsched.experiments.suites import PolicySpec, load_suite  # noqa: E402
+from mpsched.experiments.suite import PolicySpec, SuiteError, load_suite  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -60,7 +61,8 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for algo in ALGOS:
         expert = "dams" if algo == "maskable_ppo" else None
         steps = 300 if algo == "bc" else 512
-        result = train(algo, str(suite), steps, folder / algo, from_expert=expert, seed=3,
+        split = load_suite(str(suite))
+        result = train(algo, split.pool("train"), split.pool("test"), steps, folder / algo, from_expert=expert, seed=3,
                        overrides=FAST[algo] + ["eval_episodes=1", "eval_freq=256", "checkpoint_freq=256"],
                        progress=False, log=lambda line: None)
         out[algo] = result
@@ -213,12 +215,14 @@ def test_hyperparameters_load_and_override() -> None:
 
 
 def test_bad_input_gives_clear_errors(tmp_path: Path) -> None:
+    agents = load_suite("agents")
+    split = (agents.pool("train"), agents.pool("test"))
     with pytest.raises(TrainingError, match="algo: got 'a2c'; expected one of maskable_ppo, ppo, dqn, bc"):
-        train("a2c", "agents", 10, tmp_path / "x")
+        train("a2c", *split, 10, tmp_path / "x")
     with pytest.raises(TrainingError, match="--from-expert: got 'oracle'"):
-        train("maskable_ppo", "agents", 10, tmp_path / "x", from_expert="oracle")
+        train("maskable_ppo", *split, 10, tmp_path / "x", from_expert="oracle")
     with pytest.raises(TrainingError, match="not dqn"):
-        train("dqn", "agents", 10, tmp_path / "x", from_expert="dams")
+        train("dqn", *split, 10, tmp_path / "x", from_expert="dams")
     with pytest.raises(TrainingError, match="--hp: got 'learning_rate'"):
         load_hyperparams("ppo", overrides=["learning_rate"])
     with pytest.raises(TrainingError, match="extractor: got 'cnn'"):
@@ -230,10 +234,9 @@ def test_bad_input_gives_clear_errors(tmp_path: Path) -> None:
         load(tmp_path / "empty")
     with pytest.raises(PolicyError, match="takes no parameters"):
         load("default", temperature=1.0)
-    with pytest.raises(Exception, match="a suite with a split"):
-        train("maskable_ppo", "dams-paper", 10, tmp_path / "x")
-    suite = load_suite("agents")
-    assert suite.split_groups("test")
+    with pytest.raises(SuiteError, match="a suite with a split"):
+        load_suite("dams-paper").pool("train")
+    assert agents.split_groups("test")
 
 
 def test_cli_train_and_evaluate(trained: dict, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import ActionError, PolicyError, Scenario, ScenarioError, TraceError, _core, simulate
 from mpsched.envs.env import MultipathDeadlineEnv
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
@@ -162,7 +162,7 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
     ("unknown scenario name", lambda t: simulate("dams-rtt-41", "minrtt"), ScenarioError, r"dams-rtt-41"),
     ("negative seed", lambda t: simulate(GOOD, "minrtt", seed=-1), ScenarioError, r"seed"),
     ("unknown policy", lambda t: simulate(GOOD, "fastest"), PolicyError, r"'fastest'.*known policies"),
-    ("unknown policy parameter", lambda t: baselines.get("random", temperature=2), PolicyError, r"temperature"),
+    ("unknown policy parameter", lambda t: registry.make("random", temperature=2), PolicyError, r"temperature"),
     ("not a policy", lambda t: simulate(GOOD, NotAPolicy()), PolicyError, r"decide"),
     ("policy picks a missing block", lambda t: simulate(GOOD, BadPolicy()), PolicyError, r"bad.*does not exist"),
     ("action out of range", lambda t: pending_env().step(7), ActionError, r"outside Discrete\(5\)"),

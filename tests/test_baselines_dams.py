@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.baselines.dams import water_fill
 from mpsched.envs import PolicyError, simulate
 from mpsched.envs.episode import build_episode
@@ -43,8 +44,8 @@ def ideal(owd_ms: list[int], blocks: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run(scenario: dict[str, Any], name: str, **params: Any) -> EpisodeResult:
     """The episode with the native twin, after checking that the specification agrees."""
-    native = simulate(scenario, baselines.get(name, **params))
-    python = simulate(scenario, baselines.get(name, **params).python())
+    native = simulate(scenario, registry.make(name, **params))
+    python = simulate(scenario, registry.make(name, **params).python())
     pd.testing.assert_frame_equal(native.blocks, python.blocks)
     return native
 
@@ -56,7 +57,7 @@ def completions(r: EpisodeResult) -> list[int | None]:
 def cancel_times(scenario: dict[str, Any], name: str, **params: Any) -> list[int]:
     """When each block was cancelled (-1: never), natively."""
     sim = build_episode(resolve(scenario), None).make_sim()
-    drive(sim, baselines.get(name, **params))
+    drive(sim, registry.make(name, **params))
     return [int(t) for t in np.asarray(sim.view("cancel_ns"))]
 
 
@@ -232,14 +233,14 @@ def test_selective_preservation_of_a_deep_backlog_matches_the_specification(name
 
 
 def test_parameters() -> None:
-    assert baselines.get("dams").params() == {"change_threshold": 0.1}
-    assert baselines.get("dams-robust", alpha=2.0).native_params() == (2.0, 0.1)
+    assert registry.make("dams").params() == {"change_threshold": 0.1}
+    assert registry.make("dams-robust", alpha=2.0).native_params() == (2.0, 0.1)
     for name in ("dems", "dams", "dams-c", "dams-robust"):
         with pytest.raises(PolicyError, match="change_threshold must be"):
-            baselines.get(name, change_threshold=-0.1)
+            registry.make(name, change_threshold=-0.1)
     with pytest.raises(PolicyError, match="alpha must be"):
-        baselines.get("dams-robust", alpha=float("nan"))
-    assert baselines.parse_param("dams-robust", "alpha=0.5") == ("alpha", 0.5)
+        registry.make("dams-robust", alpha=float("nan"))
+    assert registry.parse_param("dams-robust", "alpha=0.5") == ("alpha", 0.5)
 
 
 # --- the DAMS paper's orderings (Sec. V-C) ------------------------------------------------

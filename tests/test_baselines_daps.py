@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import EpisodeResult, PolicyError, simulate
 
 PACKET = 1500  # L of seed 003 Sec. II-C
@@ -122,18 +123,18 @@ def test_no_schedule_before_every_path_has_been_sampled() -> None:
 
 
 def test_parameters() -> None:
-    assert baselines.get("daps").params() == {"rtt_tolerance": 0.1, "cwnd_growth_packets": 1.0}
-    assert baselines.get("daps", rtt_tolerance=0.2).native_params() == (0.2, 1.0)
+    assert registry.make("daps").params() == {"rtt_tolerance": 0.1, "cwnd_growth_packets": 1.0}
+    assert registry.make("daps", rtt_tolerance=0.2).native_params() == (0.2, 1.0)
     with pytest.raises(PolicyError, match="rtt_tolerance must be in"):
-        baselines.get("daps", rtt_tolerance=1.5)
+        registry.make("daps", rtt_tolerance=1.5)
     with pytest.raises(PolicyError, match="cwnd_growth_packets must be in"):
-        baselines.get("daps", cwnd_growth_packets=-1)
+        registry.make("daps", cwnd_growth_packets=-1)
     assert not baselines.REGISTRY["daps"].deadline_aware
 
 
 def test_a_looser_rtt_tolerance_keeps_the_schedule() -> None:
     """The 17 % RTT change of the fallback case passes eq. (5) with a 20 % tolerance."""
-    r = simulate(warmed_up(16, 30), baselines.get("daps", rtt_tolerance=0.2))
+    r = simulate(warmed_up(16, 30), registry.make("daps", rtt_tolerance=0.2))
     assert path_sequence(r, first=1) != "01" * 15
     assert path_sequence(r, first=1).startswith("0000")
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import PolicyError, simulate
 from mpsched.experiments.cli import main
 
@@ -68,7 +69,7 @@ def test_dtp_prefers_the_important_block_when_urgency_is_equal() -> None:
     ])
     assert completions(simulate(sc, "dtp")) == [12 * MS, 11 * MS]
     # with importance weighted 0 only urgency counts: a tie, and the lower index wins
-    assert completions(simulate(sc, baselines.get("dtp", priority_weight=0.0))) == [11 * MS, 12 * MS]
+    assert completions(simulate(sc, registry.make("dtp", priority_weight=0.0))) == [11 * MS, 12 * MS]
 
 
 def test_dtp_prefers_the_block_nearer_completion() -> None:
@@ -82,14 +83,14 @@ def test_dtp_prefers_the_block_nearer_completion() -> None:
 
 
 def test_parameters_through_get_and_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert baselines.get("dtp", priority_weight=0.25).params() == {"priority_weight": 0.25}
-    assert baselines.parse_param("dtp", "priority_weight=0.7") == ("priority_weight", 0.7)
+    assert registry.make("dtp", priority_weight=0.25).params() == {"priority_weight": 0.25}
+    assert registry.parse_param("dtp", "priority_weight=0.7") == ("priority_weight", 0.7)
     with pytest.raises(PolicyError, match="priority_weight.*expected a float"):
-        baselines.parse_param("dtp", "priority_weight=high")
+        registry.parse_param("dtp", "priority_weight=high")
     with pytest.raises(PolicyError, match="takes no parameter 'alpha'.*priority_weight"):
-        baselines.parse_param("dtp", "alpha=1")
+        registry.parse_param("dtp", "alpha=1")
     with pytest.raises(PolicyError, match="must be in \\[0, 1\\]"):
-        baselines.get("dtp", priority_weight=2.0)
+        registry.make("dtp", priority_weight=2.0)
     assert main(["run", "--scenario", "dams-rtt-40", "--policy", "dtp", "--param", "priority_weight=0.7",
                  "--drop-expired", "--json"]) == 0
     assert main(["run", "--scenario", "dams-rtt-40", "--policy", "dtp", "--param", "weight"]) == 2
@@ -99,6 +100,6 @@ def test_parameters_through_get_and_the_command_line(capsys: pytest.CaptureFixtu
 def test_list_shows_each_policy_with_its_paper(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", "--policies"]) == 0
     out = capsys.readouterr().out
-    for name in baselines.names():
+    for name in registry.ids("baseline"):
         cls = baselines.REGISTRY[name]
         assert name in out and cls.paper in out

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.baselines.mptcp import ecf_waits
 from mpsched.envs import PolicyError, simulate
 from mpsched.envs.episode import build_episode
@@ -123,7 +123,7 @@ def test_ecf_rate_thresholds_stop_the_slow_path_at_s_lim() -> None:
     tick 130 (k = 39,500). It carries 130 packets, the last sent at 129 ms and received
     at 180 ms; the fast path carries 170.5 KB, its last 500 B sent at 170 ms and received
     at 180.5 ms. Seed 004 eq. (2): 50 + (300,500 - 40,000) / 2 B/us = 180.25 ms."""
-    r = simulate(two_paths(300_500), baselines.get("ecf", rate_thresholds=True))
+    r = simulate(two_paths(300_500), registry.make("ecf", rate_thresholds=True))
     assert path_bytes(r) == [170_500, 130_000]
     assert completion(r) == 180_500_000
 
@@ -142,7 +142,7 @@ def test_ecf_seed004_single_stream_example() -> None:
     completion D_2 + (S - S_lim) / (R_1 + R_2) = 10 + 9000 / 700 = 22.857 ms; path 1
     (500 KB/s, 10 ms) is used until 12.857 ms. Packets of 20 B take 0.1 ms on path 0 and
     0.04 ms on path 1."""
-    done, last_send = run(SEED004, baselines.get("ecf", rate_thresholds=True))
+    done, last_send = run(SEED004, registry.make("ecf", rate_thresholds=True))
     assert done == pytest.approx(22.857 * MS, rel=0.01)
     assert abs(int(last_send[1]) - 12_857_143) <= 3 * 40_000  # within three of its packets
 
@@ -153,7 +153,7 @@ def test_ecf_kernel_test_does_not_reproduce_the_seed004_example() -> None:
     srtt_s >= 2 srtt_f + delta: 20 ms >= 2 * (10 ms + service) + delta never holds and
     ECF never waits. It makes MinRTT's decisions: both paths until the data runs out
     (about 14.2 ms), completion about 24.3 ms, 6 % over the optimum."""
-    ecf, ecf_last = run(SEED004, baselines.get("ecf"))
+    ecf, ecf_last = run(SEED004, registry.make("ecf"))
     minrtt = completion(simulate(SEED004, "minrtt"))
     assert ecf == minrtt
     assert ecf > 1.05 * 22.857 * MS
@@ -201,16 +201,16 @@ def test_blest_is_minrtt_without_a_receive_window() -> None:
 # --- parameters and twins ------------------------------------------------------------
 
 def test_parameters() -> None:
-    assert baselines.get("ecf").params() == {"beta": 0.25, "rate_thresholds": False}
-    assert baselines.get("ecf", rate_thresholds=True).native_params() == (0.25, 1.0)
-    assert baselines.get("blest").params() == {"lambda_scale": 1.2}
-    assert baselines.parse_param("ecf", "rate_thresholds=true") == ("rate_thresholds", True)
+    assert registry.make("ecf").params() == {"beta": 0.25, "rate_thresholds": False}
+    assert registry.make("ecf", rate_thresholds=True).native_params() == (0.25, 1.0)
+    assert registry.make("blest").params() == {"lambda_scale": 1.2}
+    assert registry.parse_param("ecf", "rate_thresholds=true") == ("rate_thresholds", True)
     with pytest.raises(PolicyError, match="beta must be in \\[0, 1\\]"):
-        baselines.get("ecf", beta=2.0)
+        registry.make("ecf", beta=2.0)
     with pytest.raises(PolicyError, match="rate_thresholds must be True or False"):
-        baselines.get("ecf", rate_thresholds=3)
+        registry.make("ecf", rate_thresholds=3)
     with pytest.raises(PolicyError, match="lambda_scale must be in \\(0, 10\\]"):
-        baselines.get("blest", lambda_scale=0.0)
+        registry.make("blest", lambda_scale=0.0)
     assert main(["run", "--scenario", "dams-rtt-40", "--policy", "ecf", "--param", "rate_thresholds=true",
                  "--json"]) == 0
 
@@ -222,7 +222,7 @@ def test_twins_agree_with_other_parameters(name: str, params: dict[str, Any]) ->
     @given(spec=core_specs(max_blocks=12))
     def check(spec: dict) -> None:
         native, python = make_sim(spec), make_sim(spec)
-        policy = baselines.get(name, **params)
+        policy = registry.make(name, **params)
         drive(native, policy)
         drive(python, policy.python())
         assert native.decisions == python.decisions

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.baselines.rtx import let_choice, lpc_choice, lpc_credit, rtx_candidates, spd_choice
 from mpsched.envs import WAIT, simulate
 
@@ -35,7 +35,7 @@ def choices(obs: SimpleNamespace) -> dict[str, int]:
     """The path each policy sends on: the one whose decision is not WAIT."""
     out = {}
     for name in ("spd",) + RTX:
-        policy = baselines.get(name).python()
+        policy = registry.make(name).python()
         senders = []
         for j in range(obs.n_paths):
             if obs.can_send[j]:
@@ -182,8 +182,8 @@ def test_registered_with_native_twins_and_no_parameters() -> None:
 
     natives = _core.native_policies()
     for name in RTX:
-        policy = baselines.get(name)
-        assert policy.native == name and natives[name] == 0
+        policy = registry.make(name)
+        assert policy.native == name and natives[name] == ()
         assert policy.params() == {} and not policy.deadline_aware
         assert "seed 002" in policy.paper
 

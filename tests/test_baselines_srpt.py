@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.baselines.classic import MinRTT
 from mpsched.baselines.srpt import FCFSMinRTT
 from mpsched.envs import PolicyError, simulate
@@ -61,7 +62,7 @@ FIG5 = [block(900), block(800)]  # stream 0 (900 B) and stream 1 (800 B), releas
 
 def run_both(scenario: dict[str, Any], name: str, **params: Any) -> list[int | None]:
     """Completions with the native twin, checked equal to the Python specification's."""
-    policy = baselines.get(name, **params)
+    policy = registry.make(name, **params)
     native = completions(simulate(scenario, policy))
     assert completions(simulate(scenario, policy.python())) == native
     return native
@@ -140,7 +141,7 @@ def test_srpt_ecf_deep_backlog_matches_the_specification() -> None:
             {"arrival_ms": float(a), "size_bytes": int(s), "deadline_ms": 400, "priority": int(p)}
             for a, s, p in zip(arrivals, sizes, priorities)]},
     }
-    policy = baselines.get("srpt-ecf")
+    policy = registry.make("srpt-ecf")
     native, python = simulate(sc, policy, seed=3), simulate(sc, policy.python(), seed=3)
     pd.testing.assert_frame_equal(native.blocks, python.blocks)
     assert native.summary["decisions"] == python.summary["decisions"]
@@ -183,12 +184,12 @@ def test_sa_ecf_quantum_sets_the_turns() -> None:
 
 
 def test_sa_ecf_parameters() -> None:
-    assert baselines.get("sa-ecf").params() == {"quantum_bytes": 150}
-    assert baselines.get("sa-ecf", quantum_bytes=300).native_params() == (300.0,)
-    assert baselines.parse_param("sa-ecf", "quantum_bytes=1448") == ("quantum_bytes", 1448)
+    assert registry.make("sa-ecf").params() == {"quantum_bytes": 150}
+    assert registry.make("sa-ecf", quantum_bytes=300).native_params() == (300.0,)
+    assert registry.parse_param("sa-ecf", "quantum_bytes=1448") == ("quantum_bytes", 1448)
     for bad in (0, -5, 1.5, True):
         with pytest.raises(PolicyError, match="quantum_bytes"):
-            baselines.get("sa-ecf", quantum_bytes=bad)
+            registry.make("sa-ecf", quantum_bytes=bad)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -199,7 +200,7 @@ def test_sa_ecf_turns_match_the_twin_for_any_quantum(spec: dict[str, Any], mss: 
     here packets of a few tens of bytes and other quanta exercise the turn accounting."""
     spec["mss_bytes"] = mss  # no larger than the drawn one: every size bound still holds
     native, python = make_sim(spec), make_sim(spec)
-    policy = baselines.get("sa-ecf", quantum_bytes=quantum)
+    policy = registry.make("sa-ecf", quantum_bytes=quantum)
     drive(native, policy)
     drive(python, policy.python())
     assert native.decisions == python.decisions

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import simulate
 from mpsched.envs.scenario import Scenario
 from mpsched.solvers import optimum, solve
@@ -87,7 +87,7 @@ def test_achievable_optimum_is_between_every_policy_and_the_bound(small_scenario
     assert best.policy == "optimum" and best.extra["candidate_values"][best.extra["source"]] == value
     # every registered policy, simulated here on its own, both ways and with ideal control
     for transport in (sc, with_ideal_cc(sc)):
-        for name in baselines.names():
+        for name in registry.ids("baseline"):
             for drop in (False, True):
                 assert simulate(transport, name, seed=seed, drop_expired=drop).summary[SCORE] <= value, (name, drop)
     assert best.extra["replay_value"] <= value <= bound + 1e-12

@@ -226,7 +226,7 @@ def test_the_same_results_give_byte_identical_reports(tmp_path: Path) -> None:
 def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small stored sweep (in process) with block tables."""
     pytest.importorskip("pyarrow", reason="stored results need pyarrow (the sweep extra)")
-    from mpsched.experiments.suites import load_suite
+    from mpsched.experiments.suite import load_suite
     from mpsched.experiments.sweep import run_sweep
 
     out = tmp_path_factory.mktemp("swept")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import EpisodeResult, Scenario, simulate
 
 
@@ -57,7 +57,7 @@ def test_python_and_native_runs_agree_on_a_builtin_scenario() -> None:
     sc = Scenario.from_dict({**LOSSY, "duration_s": 10.0})
     for name in ("minrtt", "rr"):
         a = simulate(sc, name, seed=0)
-        b = simulate(sc, baselines.get(name).python(), seed=0)
+        b = simulate(sc, registry.make(name).python(), seed=0)
         pd.testing.assert_frame_equal(a.blocks, b.blocks)
 
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import scenarios, simulate
 from mpsched.envs.simulate import drive
 from mpsched.envs.scenario import Scenario
@@ -25,7 +26,7 @@ from test_solvers import SpecEpisode, slot_for
 
 pytest.importorskip("ortools", reason="the solvers need OR-Tools (the solve extra)")
 
-NATIVE = [name for name in baselines.names() if baselines.REGISTRY[name].native]
+NATIVE = [name for name, cls in baselines.REGISTRY.items() if cls.native]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -37,7 +38,7 @@ def test_relaxed_bound_is_above_every_baseline_on_random_episodes(spec: dict, ch
     bound = solve_problem(problem, time_limit_s=30.0).bound_weight
     for name in NATIVE:
         sim = make_sim(spec)
-        drive(sim, baselines.get(name))
+        drive(sim, registry.make(name))
         assert sim.reward_total <= bound + 1e-9, name
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from mpsched.envs import simulate
-from mpsched.experiments.suites import Suite, load_suite
+from mpsched.experiments.suite import Suite, load_suite
 from mpsched.experiments.sweep import (
     KEY_COLUMNS,
     TIMING_COLUMNS,
@@ -80,7 +80,7 @@ def test_an_agent_rides_in_its_optimums_task_and_runs_once(monkeypatch: pytest.M
     running again. Its row is the agent's, at most the optimum's."""
     pytest.importorskip("ortools", reason="the optimum needs OR-Tools (the solve extra)")
     pytest.importorskip("torch", reason="the agent needs the rl extra")
-    from mpsched.experiments.suites import PolicySpec
+    from mpsched.experiments.suite import PolicySpec
 
     suite = load_suite({"name": "ride", "seeds": 2, "groups": [{
         "name": "g", "scenarios": [{"name": "short", "base": "dams-dynamic-1-rtt-40", "set": {"duration_s": 2}}],

@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("pyarrow", reason="storing results needs pyarrow (the sweep extra)")
 pytest.importorskip("ray", reason="running on Ray needs ray (the sweep extra)")
 
-from mpsched.experiments.suites import load_suite
+from mpsched.experiments.suite import load_suite
 from mpsched.experiments.sweep import (
     KEY_COLUMNS,
     TIMING_COLUMNS,

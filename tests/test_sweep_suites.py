@@ -6,9 +6,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import PolicyError, scenarios
-from mpsched.experiments.suites import SuiteError, load_suite, names, scenario_hash
+from mpsched.experiments.suite import SuiteError, load_suite, names, scenario_hash
 
 BUILT_IN = ("dams-paper", "daps-paper", "leaderboard", "rtx-paper", "srpt-ecf-paper")
 
@@ -31,7 +31,7 @@ def test_built_in_suites_load_and_expand() -> None:
         "daps-paper": (6 + 3) * 2 * 3,
         "rtx-paper": 4 * 4 * 6 * 5,
         "srpt-ecf-paper": 1 * 4 * 10,
-        "leaderboard": 8 * (len(baselines.names()) + 2) * 10,
+        "leaderboard": 8 * (len(registry.ids("baseline")) + 2) * 10,
     }
     for name, count in expected.items():
         episodes = load_suite(name).episodes()
@@ -55,7 +55,7 @@ def test_leaderboard_runs_every_baseline_the_optimum_and_the_agent_on_video_web_
     suite = load_suite("leaderboard")
     assert [g.name for g in suite.groups] == ["video", "web", "bulk"]
     for g in suite.groups:
-        assert [p.label for p in g.policies] == baselines.names() + ["optimum", "agent:default"]
+        assert [p.label for p in g.policies] == registry.ids("baseline") + ["optimum", "agent:default"]
     traced = [c for g in suite.groups for c in g.cases
               if any(p.bandwidth and p.bandwidth["type"] == "trace" for p in c.scenario.paths)]
     assert {c.name for c in traced} >= {"video-avc-cellular", "web-wifi-lte", "bulk-wifi-lte-olia"}
@@ -154,7 +154,7 @@ def test_policy_entries() -> None:
 
 def test_star_is_every_baseline() -> None:
     suite = load_suite(small(groups=[{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["*"]}]))
-    assert [p.name for p in suite.groups[0].policies] == baselines.names()
+    assert [p.name for p in suite.groups[0].policies] == registry.ids("baseline")
 
 
 def test_optimum_entry_solves_and_replays_the_episode() -> None:
@@ -311,7 +311,7 @@ def test_files_of_built_in_suites_ship_with_the_package() -> None:
     """Every file a built-in suite's scenario reads lies in the suites' traces folder,
     matches the package-data pattern (traces/*.txt) and is not ignored by git (which
     ignores *.log)."""
-    from mpsched.experiments.suites import SUITES_DIR
+    from mpsched.experiments.suite import SUITES_DIR
 
     files = set()
     for name in names():

@@ -588,6 +588,16 @@ static PyObject *Sim_run(PyObject *obj, PyObject *args) {
                      n);
         return NULL;
     }
+    const int bad = mps_policy_bad_param(def, param);
+    if (bad >= 0) {
+        PyObject *value = PyFloat_FromDouble(param[bad]);
+        if (value) {
+            PyErr_Format(PyExc_ValueError, "run: native policy '%s': %s = %R is outside [%g, %g]", name,
+                         def->params[bad].name, value, def->params[bad].min, def->params[bad].max);
+            Py_DECREF(value);
+        }
+        return NULL;
+    }
     if (self->sim->pending >= 0) {
         PyErr_SetString(PyExc_RuntimeError, "run: a decision is pending from step-wise use; reset first");
         return NULL;
@@ -1148,21 +1158,31 @@ static PyObject *mod_native_policies(PyObject *m, PyObject *unused) {
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     for (int k = 0; k < mps_policy_count; k++) {
-        PyObject *n = PyLong_FromLong(mps_policy_table[k]->n_params);
-        if (!n || PyDict_SetItemString(d, mps_policy_table[k]->name, n) != 0) {
-            Py_XDECREF(n);
-            Py_DECREF(d);
-            return NULL;
+        const mps_policy_def *def = mps_policy_table[k];
+        PyObject *params = PyTuple_New(def->n_params);
+        if (!params) goto fail;
+        for (int i = 0; i < def->n_params; i++) {
+            PyObject *item = Py_BuildValue("(sdd)", def->params[i].name, def->params[i].min, def->params[i].max);
+            if (!item) {
+                Py_DECREF(params);
+                goto fail;
+            }
+            PyTuple_SET_ITEM(params, i, item);
         }
-        Py_DECREF(n);
+        const int rc = PyDict_SetItemString(d, def->name, params);
+        Py_DECREF(params);
+        if (rc != 0) goto fail;
     }
     return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
 }
 
 static PyMethodDef module_methods[] = {
     {"obs_dim", mod_obs_dim, METH_VARARGS, "obs_dim(K, Pmax): length of the flat observation."},
     {"native_policies", mod_native_policies, METH_NOARGS,
-     "The policies compiled into the core: {name: number of parameters}."},
+     "The policies compiled into the core: {name: ((parameter, min, max), ...)} in argument order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,20 +6,25 @@
 
 #include "policies/families.h"
 
+#define MPS_TWIN(symbol) &mps_policy_##symbol,
 const mps_policy_def *const mps_policy_table[] = {
-    &mps_policy_minrtt, &mps_policy_rr, &mps_policy_edf, &mps_policy_dtp,
-    &mps_policy_ecf, &mps_policy_blest,
-    &mps_policy_srpt_ecf, &mps_policy_sa_ecf, &mps_policy_srpt_minrtt,
-    &mps_policy_daps,
-    &mps_policy_lpc, &mps_policy_let, &mps_policy_spdx, &mps_policy_lpcx, &mps_policy_letx,
-    &mps_policy_dems, &mps_policy_dams, &mps_policy_dams_c, &mps_policy_dams_robust,
+#include "policies/twins.def"
 };
+#undef MPS_TWIN
 const int mps_policy_count = (int)(sizeof mps_policy_table / sizeof mps_policy_table[0]);
 
 const mps_policy_def *mps_policy_find(const char *name) {
     for (int k = 0; k < mps_policy_count; k++)
         if (strcmp(name, mps_policy_table[k]->name) == 0) return mps_policy_table[k];
     return NULL;
+}
+
+int mps_policy_bad_param(const mps_policy_def *def, const double *param) {
+    for (int k = 0; k < def->n_params; k++) {
+        const double x = param[k];
+        if (!(x >= def->params[k].min && x <= def->params[k].max)) return k; /* also NaN */
+    }
+    return -1;
 }
 
 int mps_policy_prepare(mps_policy *pol, const mps_policy_def *def, const double *param, int n, const mps_sim *s) {

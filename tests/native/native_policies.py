@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from mpsched import baselines
+from mpsched.envs import registry
 
 seen = set()
-for name in baselines.names():
-    policy = baselines.get(name)
+for name in registry.ids("baseline"):
+    policy = registry.make(name)
     if not policy.native:
         continue
     line = " ".join([policy.native, *(repr(x) for x in policy.native_params())])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mpsched import baselines
+from mpsched.envs import registry
 from mpsched.envs import simulate
 from mpsched.envs.env import MultipathDeadlineEnv
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
@@ -23,7 +23,7 @@ RICH = Path(__file__).with_name("rich.yaml")
 simulate(LOSSY, "minrtt", seed=1)
 rich = simulate(RICH, "rr", seed=5)
 rich.receive_buffer()
-simulate(LOSSY, baselines.get("rr").python(), seed=2)
+simulate(LOSSY, registry.make("rr").python(), seed=2)
 env = MultipathDeadlineEnv(LOSSY, num_slots=8)
 env.reset(seed=3)
 rng = np.random.default_rng(0)

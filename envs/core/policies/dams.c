@@ -1,6 +1,7 @@
 /* DEMS, DAMS, DAMS-C and DAMS-Robust (mpsched.baselines.dams): block-splitting schedulers
  * of the DAMS paper (seed 000). The Python module is the specification; every operation
  * on doubles below is the same, in the same order. */
+#include <float.h>
 #include <math.h>
 
 #include "families.h"
@@ -415,7 +416,6 @@ static int32_t decide_fifo(mps_sim *s, mps_policy *pol, int j, const dams_mode *
     return MPS_WAIT;
 }
 
-/* param[0]: change_threshold */
 static int32_t dems_decide(mps_sim *s, mps_policy *pol, int j) {
     const dams_mode m = {0, 1, 0.0, pol->param[0]};
     return decide_fifo(s, pol, j, &m);
@@ -431,13 +431,14 @@ static int32_t dams_c_decide(mps_sim *s, mps_policy *pol, int j) {
     return decide_edf(s, pol, j, &m);
 }
 
-/* param[0]: alpha, param[1]: change_threshold */
 static int32_t dams_robust_decide(mps_sim *s, mps_policy *pol, int j) {
     const dams_mode m = {1, 0, pol->param[0], pol->param[1]};
     return decide_edf(s, pol, j, &m);
 }
 
-const mps_policy_def mps_policy_dems = {"dems", 1, dams_state_bytes, dams_reset, dems_decide};
-const mps_policy_def mps_policy_dams = {"dams", 1, dams_state_bytes, dams_reset, dams_decide};
-const mps_policy_def mps_policy_dams_c = {"dams-c", 1, dams_state_bytes, dams_reset, dams_c_decide};
-const mps_policy_def mps_policy_dams_robust = {"dams-robust", 2, dams_state_bytes, dams_reset, dams_robust_decide};
+static const mps_param_def dams_params[] = {{"change_threshold", 0.0, DBL_MAX}};
+static const mps_param_def dams_robust_params[] = {{"alpha", 0.0, DBL_MAX}, {"change_threshold", 0.0, DBL_MAX}};
+const mps_policy_def mps_policy_dems = {"dems", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dems_decide};
+const mps_policy_def mps_policy_dams = {"dams", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dams_decide};
+const mps_policy_def mps_policy_dams_c = {"dams-c", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dams_c_decide};
+const mps_policy_def mps_policy_dams_robust = {"dams-robust", MPS_PARAMS(dams_robust_params), dams_state_bytes, dams_reset, dams_robust_decide};

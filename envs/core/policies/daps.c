@@ -294,4 +294,5 @@ static int32_t daps_decide(mps_sim *s, mps_policy *pol, int j) {
     return s->stream_seq ? daps_decide_stream(s, pol, j, ready) : daps_decide_send(s, pol, j, ready);
 }
 
-const mps_policy_def mps_policy_daps = {"daps", 2, daps_state_bytes, daps_reset, daps_decide};
+static const mps_param_def daps_params[] = {{"rtt_tolerance", 0.0, 0x1.fffffffffffffp-1 /* largest double below 1 */}, {"cwnd_growth_packets", 0.0, 1e6}};
+const mps_policy_def mps_policy_daps = {"daps", MPS_PARAMS(daps_params), daps_state_bytes, daps_reset, daps_decide};

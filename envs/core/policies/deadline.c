@@ -1,31 +1,21 @@
 /* Deadline-driven block choice on the MinRTT path (mpsched.baselines.deadline). */
 #include "families.h"
 
-/* MinRTT's path rule: wait while another ready path has a smaller (srtt, index). */
-static int minrtt_defers(const mps_sim *s, int j) {
-    const int64_t srtt_j = s->paths[j].srtt_ns;
-    for (int i = 0; i < s->n_paths; i++) {
-        const mps_path *p = &s->paths[i];
-        if (i != j && p->can_send && (p->srtt_ns < srtt_j || (p->srtt_ns == srtt_j && i < j))) return 1;
-    }
-    return 0;
-}
-
 /* EDF: the sendable block with the earliest deadline; expired blocks are cancelled. */
 static int32_t edf_decide(mps_sim *s, mps_policy *pol, int j) {
-    if (minrtt_defers(s, j)) return MPS_WAIT;
+    if (mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
     mps_cancel_expired(s, 1);
     const int32_t b = mps_earliest_deadline_sendable(s);
     return b < 0 ? MPS_WAIT : b;
 }
 
-const mps_policy_def mps_policy_edf = {"edf", 0, NULL, NULL, edf_decide};
+const mps_policy_def mps_policy_edf = {"edf", MPS_NO_PARAMS, NULL, NULL, edf_decide};
 
 /* DTP: the sendable block with the lowest
  *   ((1 - w) * slack / relative deadline + w * (max_p - p) / max_p) * remaining / size
  * with w = param[0] (priority_weight), ties to the lower index. */
 static int32_t dtp_decide(mps_sim *s, mps_policy *pol, int j) {
-    if (minrtt_defers(s, j)) return MPS_WAIT;
+    if (mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
     mps_cancel_expired(s, 1);
     const double w = pol->param[0];
     int32_t max_priority = 0;
@@ -54,4 +44,5 @@ static int32_t dtp_decide(mps_sim *s, mps_policy *pol, int j) {
     return best < 0 ? MPS_WAIT : best;
 }
 
-const mps_policy_def mps_policy_dtp = {"dtp", 1, NULL, NULL, dtp_decide};
+static const mps_param_def dtp_params[] = {{"priority_weight", 0.0, 1.0}};
+const mps_policy_def mps_policy_dtp = {"dtp", MPS_PARAMS(dtp_params), NULL, NULL, dtp_decide};

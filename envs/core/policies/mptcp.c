@@ -1,4 +1,6 @@
 /* MPTCP path schedulers for heterogeneous paths: ECF and BLEST (mpsched.baselines.mptcp). */
+#include <float.h>
+
 #include "families.h"
 
 /* The path with the smallest (srtt, index) among all paths (the kernel's minsk). */
@@ -73,7 +75,8 @@ static int32_t ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     return mps_first_sendable(s);
 }
 
-const mps_policy_def mps_policy_ecf = {"ecf", 2, ecf_state_bytes, NULL, ecf_decide};
+static const mps_param_def ecf_params[] = {{"beta", 0.0, 1.0}, {"rate_thresholds", 0.0, 1.0}};
+const mps_policy_def mps_policy_ecf = {"ecf", MPS_PARAMS(ecf_params), ecf_state_bytes, NULL, ecf_decide};
 
 /* BLEST: param[0] = lambda. Ferlin et al.'s blocking estimate:
  *   lambda * MSS_f * (cwnd_f + (rtt_s / rtt_f - 1) / 2) * rtt_s / rtt_f > |M| - MSS_s * (inflight_s + 1)
@@ -93,4 +96,5 @@ static int32_t blest_decide(mps_sim *s, mps_policy *pol, int j) {
     return mps_first_sendable(s);
 }
 
-const mps_policy_def mps_policy_blest = {"blest", 1, NULL, NULL, blest_decide};
+static const mps_param_def blest_params[] = {{"lambda_scale", DBL_TRUE_MIN, 10.0}};
+const mps_policy_def mps_policy_blest = {"blest", MPS_PARAMS(blest_params), NULL, NULL, blest_decide};

@@ -92,8 +92,8 @@ static int32_t letx_decide(mps_sim *s, mps_policy *pol, int j) {
     return send_if_chosen(s, let_choice(s, ok), j);
 }
 
-const mps_policy_def mps_policy_lpc = {"lpc", 0, NULL, NULL, lpc_decide};
-const mps_policy_def mps_policy_let = {"let", 0, NULL, NULL, let_decide};
-const mps_policy_def mps_policy_spdx = {"spdx", 0, NULL, NULL, spdx_decide};
-const mps_policy_def mps_policy_lpcx = {"lpcx", 0, NULL, NULL, lpcx_decide};
-const mps_policy_def mps_policy_letx = {"letx", 0, NULL, NULL, letx_decide};
+const mps_policy_def mps_policy_lpc = {"lpc", MPS_NO_PARAMS, NULL, NULL, lpc_decide};
+const mps_policy_def mps_policy_let = {"let", MPS_NO_PARAMS, NULL, NULL, let_decide};
+const mps_policy_def mps_policy_spdx = {"spdx", MPS_NO_PARAMS, NULL, NULL, spdx_decide};
+const mps_policy_def mps_policy_lpcx = {"lpcx", MPS_NO_PARAMS, NULL, NULL, lpcx_decide};
+const mps_policy_def mps_policy_letx = {"letx", MPS_NO_PARAMS, NULL, NULL, letx_decide};

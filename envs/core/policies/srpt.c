@@ -140,7 +140,7 @@ static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     }
 }
 
-const mps_policy_def mps_policy_srpt_ecf = {"srpt-ecf", 0, srpt_ecf_state_bytes, NULL, srpt_ecf_decide};
+const mps_policy_def mps_policy_srpt_ecf = {"srpt-ecf", MPS_NO_PARAMS, srpt_ecf_state_bytes, NULL, srpt_ecf_decide};
 
 /* ------------------------------------------------------------------------- */
 /* SA-ECF (seed 004 Fig. 6, Sec. IV-C)                                       */
@@ -187,18 +187,15 @@ static int32_t sa_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     return (int32_t)st->turn_block;
 }
 
-const mps_policy_def mps_policy_sa_ecf = {"sa-ecf", 1, sa_ecf_state_bytes, sa_ecf_reset, sa_ecf_decide};
+static const mps_param_def sa_ecf_params[] = {{"quantum_bytes", 1.0, 2147483647.0}};
+const mps_policy_def mps_policy_sa_ecf = {"sa-ecf", MPS_PARAMS(sa_ecf_params), sa_ecf_state_bytes, sa_ecf_reset, sa_ecf_decide};
 
 /* ------------------------------------------------------------------------- */
 /* SRPT-minRTT (Sec. IV-C)                                                   */
 /* ------------------------------------------------------------------------- */
 
 static int32_t srpt_minrtt_decide(mps_sim *s, mps_policy *pol, int j) {
-    const int64_t srtt_j = s->paths[j].srtt_ns;
-    for (int i = 0; i < s->n_paths; i++) {
-        const mps_path *p = &s->paths[i];
-        if (i != j && p->can_send && (p->srtt_ns < srtt_j || (p->srtt_ns == srtt_j && i < j))) return MPS_WAIT;
-    }
+    if (mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
     int32_t best = -1;
     int64_t best_left = 0;
     for (int32_t w = s->low_word; w < s->n_words; w++)
@@ -214,4 +211,4 @@ static int32_t srpt_minrtt_decide(mps_sim *s, mps_policy *pol, int j) {
     return best < 0 ? MPS_WAIT : best;
 }
 
-const mps_policy_def mps_policy_srpt_minrtt = {"srpt-minrtt", 0, NULL, NULL, srpt_minrtt_decide};
+const mps_policy_def mps_policy_srpt_minrtt = {"srpt-minrtt", MPS_NO_PARAMS, NULL, NULL, srpt_minrtt_decide};

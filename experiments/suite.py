@@ -1,6 +1,6 @@
 """Suites: grids of scenarios x policies x seeds, described in YAML.
 
-A suite file (the built-ins live beside this module, ``experiments/suites/*.yaml``) names
+A suite file (the built-ins live in ``experiments/suites/*.yaml``) names
 one or more *groups*; each group is the product of its scenarios, its policies and the
 suite's seeds, and the metrics to report. Figures and the paper's claims that the
 report reproduces are declared in the same file (:mod:`mpsched.experiments.report`).
@@ -50,9 +50,10 @@ Policy entries
 A string or a mapping with ``name`` and optional ``params``, ``label`` (the name in
 result tables; by default the name with its parameters), ``drop_expired`` (overrides the
 suite's) and ``resources`` (Ray task options ``num_cpus``, ``num_gpus``, ``memory_gb``).
-Names are resolved when the suite is planned:
+Names are policy ids (:mod:`mpsched.envs.registry`, the same everywhere a policy is
+named), resolved when the suite is planned:
 
-- a registered baseline (:func:`mpsched.baselines.names`), or ``"*"`` for all of them;
+- a hand-written scheduler (``mpsched list --policies``), or ``"*"`` for all of them;
 - ``optimum``: the achievable optimum, ``mpsched.solvers.OfflineOptimum(**params)``: the
   best of the offline optimum's replay, every registered baseline and the group's other
   policies, so that its row is at least each of theirs;
@@ -75,13 +76,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib
-import itertools
 import json
-import os
 import re
-import string
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -90,9 +86,12 @@ from typing import Any
 
 import yaml
 
-from ...envs.errors import MpschedError, PolicyError
-from ...envs.results import EpisodeResult
-from ...envs.scenario import Scenario
+from ..envs import registry
+from ..envs.errors import PolicyError, SuiteError
+from ..envs.pool import EpisodePool
+from ..envs.results import EpisodeResult
+from ..envs.scenario import Scenario
+from .grid import ScenarioCase, expand_case, format_value, reject_unknown_keys, scenario_hash
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -109,7 +108,7 @@ __all__ = [
     "scenario_hash",
 ]
 
-SUITES_DIR = Path(__file__).resolve().parent
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
 """Folder of the built-in suites."""
 
 SERIES_KINDS: tuple[str, ...] = ("blocks", "rbuf", "delivery")
@@ -121,52 +120,18 @@ the in-order receive buffer, :meth:`EpisodeResult.receive_buffer`) and ``deliver
 _SUITE_KEYS = ("name", "title", "paper", "description", "seeds", "metrics", "rank_by", "derived", "drop_expired",
                "groups", "figures", "claims", "quick", "split")
 _GROUP_KEYS = ("name", "title", "description", "scenarios", "policies", "seeds", "series")
-_CASE_KEYS = ("base", "name", "grid", "set")
 _POLICY_KEYS = ("name", "params", "label", "drop_expired", "resources")
 _RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory_gb")
 _QUICK_KEYS = ("seeds", "duration_s", "groups", "policies")
 _SERIES_KEYS = ("kinds", "seeds", "policies")
 SPLIT_PARTS: tuple[str, ...] = ("train", "test")
-_DELAY_KEYS = ("rtt_ms", "one_way_delay_ms", "fwd_delay_ms", "rev_delay_ms")
-_QUEUE_KEYS = ("queue_bytes", "queue_packets", "queue_ms")
 DEFAULT_METRICS = ("on_time_rate", "weighted_on_time_rate", "high_priority_on_time_rate", "goodput_bps",
                     "efficiency", "bytes_wasted")
-_FIELD = re.compile(r"^\{([^{}]+)\}$")
-_STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\*|-?\d+)\])?$")
-
-
-class SuiteError(MpschedError):
-    """A suite file or mapping is invalid: names the suite, the field and the value."""
-
-    def __init__(self, suite: str, field: str, value: Any, expected: str) -> None:
-        self.suite = suite
-        self.field = field
-        self.value = value
-        self.expected = expected
-        text = repr(value)
-        if len(text) > 200:
-            text = text[:197] + "..."
-        super().__init__(f"suite {suite}: {field}: got {text}; expected {expected}")
-
-
-def _reject_unknown_keys(mapping: Mapping[Any, Any], allowed: Sequence[str], suite: str, where: str,
-                         expected: str = "a known key; allowed keys: ") -> None:
-    """Raises on the first key of ``mapping`` not in ``allowed``, naming it under ``where``."""
-    for key in mapping:
-        if key not in allowed:
-            field = f"{where}.{key}" if where else str(key)
-            raise SuiteError(suite, field, mapping[key], expected + ", ".join(allowed))
 
 
 # ---------------------------------------------------------------------------------------
 # Policies
 # ---------------------------------------------------------------------------------------
-
-
-def _format_value(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -195,14 +160,9 @@ class PolicySpec:
 
     @property
     def kind(self) -> str:
-        """``baseline``, ``optimum``, ``agent`` or ``user`` (a ``module:Class``)."""
-        if self.name == "optimum":
-            return "optimum"
-        if self.name.startswith("agent:"):
-            return "agent"
-        if ":" in self.name:
-            return "user"
-        return "baseline"
+        """What the name is (:data:`mpsched.envs.registry.KINDS`): ``baseline``,
+        ``optimum``, ``agent`` or ``user`` (a ``module:Class``)."""
+        return registry.kind(self.name)
 
     @property
     def batched(self) -> bool:
@@ -213,12 +173,8 @@ class PolicySpec:
     @property
     def native(self) -> bool:
         """Whether it runs in the C core (a baseline with a twin): cheap episodes."""
-        if self.kind != "baseline":
-            return False
-        from ... import baselines
-
-        cls = baselines.REGISTRY.get(self.name)
-        return bool(cls is not None and cls.native)
+        found = registry.entry(self.name)
+        return bool(found is not None and found.kind == "baseline" and getattr(found.load(), "native", None))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "params": dict(self.params), "label": self.label}
@@ -229,7 +185,7 @@ class PolicySpec:
         return d
 
     def build(self) -> Any:
-        """A fresh policy object (or the optimum's runner).
+        """A fresh policy object (or the optimum's runner): :func:`mpsched.envs.registry.make`.
 
         Raises
         ------
@@ -237,23 +193,7 @@ class PolicySpec:
             For an unknown name or parameter, a missing module or class, or an optimum or
             agent that this installation does not provide (naming the missing piece).
         """
-        kind = self.kind
-        if kind == "baseline":
-            from ... import baselines
-
-            return baselines.get(self.name, **self.params)
-        if kind == "optimum":
-            return _optional(
-                "mpsched.solvers", "OfflineOptimum",
-                "policy 'optimum' needs the offline optimum (mpsched.solvers.OfflineOptimum and the "
-                "'solve' extra: pip install 'mpsched[solve]')")(**self.params)
-        if kind == "agent":
-            load = _optional(
-                "mpsched.agents", "load",
-                f"policy {self.name!r} needs the learned agents (mpsched.agents.load and the "
-                "'rl' extra: pip install 'mpsched[rl]')")
-            return load(self.name.split(":", 1)[1], **self.params)
-        return _user_policy(self.name, self.params)
+        return registry.make(self.name, **self.params)
 
     def run(self, scenario: Scenario, seed: int, drop_expired: bool, episode: Any = None,
             rivals: Sequence[tuple[PolicySpec, bool]] = (),
@@ -269,14 +209,11 @@ class PolicySpec:
         ``rival_results`` under ``(scenario hash, seed, label, drop_expired)`` when given.
         """
         policy = self.build()
-        own = getattr(policy, "simulate", None)
         if self.kind == "optimum":
             keep = {} if rival_results is None else rival_results
             candidates = {f"{p.label}{'+drop' if drop else ''} (suite)": partial(_run_rival, p, scenario, seed, drop, keep)
                           for p, drop in rivals}
-            return own(scenario, seed=seed, drop_expired=drop_expired, candidates=candidates)
-        if callable(own) and not callable(getattr(policy, "decide", None)):
-            return own(scenario, seed=seed, drop_expired=drop_expired)
+            return policy.simulate(scenario, seed=seed, drop_expired=drop_expired, candidates=candidates)
         return _simulate(scenario, policy, seed, drop_expired, episode)
 
     @property
@@ -296,61 +233,16 @@ def _run_rival(spec: PolicySpec, scenario: Scenario, seed: int, drop_expired: bo
 
 def _simulate(scenario: Scenario, policy: Any, seed: int, drop_expired: bool, episode: Any) -> EpisodeResult:
     """:func:`mpsched.envs.simulate` on a prebuilt episode when given."""
-    from ...envs.episode import build_episode
-    from ...envs.simulate import simulate_episode
+    from ..envs.episode import build_episode
+    from ..envs.simulate import simulate_episode
 
     return simulate_episode(build_episode(scenario, seed) if episode is None else episode, policy, drop_expired)
-
-
-def _optional(module: str, attr: str, missing: str) -> Any:
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        raise PolicyError(f"{missing}; importing {module} failed: {exc}") from None
-    obj = getattr(mod, attr, None)
-    if obj is None:
-        raise PolicyError(f"{missing}; {module} has no {attr} in this installation")
-    return obj
-
-
-def _import_user_module(module: str) -> Any:
-    """Import a module from the current directory or PYTHONPATH (the console script's
-    sys.path lacks the current directory)."""
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.append(cwd)
-    return importlib.import_module(module)
-
-
-def _user_policy(spec: str, params: Mapping[str, Any]) -> Any:
-    module, _, attr = spec.partition(":")
-    if not module or not attr:
-        raise PolicyError(f"policy {spec!r}: expected module:Class")
-    try:
-        mod = _import_user_module(module)
-    except ImportError as exc:
-        raise PolicyError(f"policy {spec!r}: cannot import module {module!r} from the current directory "
-                          f"or PYTHONPATH ({exc})") from None
-    target: Any = mod
-    for part in attr.split("."):
-        target = getattr(target, part, None)
-        if target is None:
-            raise PolicyError(f"policy {spec!r}: module {module!r} has no attribute {attr!r}")
-    if not callable(target):
-        raise PolicyError(f"policy {spec!r}: {attr!r} is not a class or factory")
-    try:
-        policy = target(**params)
-    except TypeError as exc:
-        raise PolicyError(f"policy {spec!r}: {exc}") from None
-    if not callable(getattr(policy, "decide", None)) and not callable(getattr(policy, "simulate", None)):
-        raise PolicyError(f"policy {spec!r}: the object it builds has no decide(obs) method")
-    return policy
 
 
 def _default_label(name: str, params: Mapping[str, Any]) -> str:
     if not params:
         return name
-    return f"{name}(" + ",".join(f"{k}={_format_value(v)}" for k, v in sorted(params.items())) + ")"
+    return f"{name}(" + ",".join(f"{k}={format_value(v)}" for k, v in sorted(params.items())) + ")"
 
 
 def _parse_policy(entry: Any, where: str, suite: str) -> list[PolicySpec]:
@@ -358,7 +250,7 @@ def _parse_policy(entry: Any, where: str, suite: str) -> list[PolicySpec]:
         entry = {"name": entry}
     if not isinstance(entry, Mapping):
         raise SuiteError(suite, where, entry, "a policy name or a mapping with a name")
-    _reject_unknown_keys(entry, _POLICY_KEYS, suite, where)
+    reject_unknown_keys(entry, _POLICY_KEYS, suite, where)
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise SuiteError(suite, f"{where}.name", name, "a policy name")
@@ -377,218 +269,23 @@ def _parse_policy(entry: Any, where: str, suite: str) -> list[PolicySpec]:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise SuiteError(suite, f"{where}.resources.{key}", value, "a number >= 0")
     if name == "*":
-        from ... import baselines
-
         if params or entry.get("label"):
             raise SuiteError(suite, where, entry, "'*' (every baseline) without params or label")
-        return [PolicySpec(n, {}, n, drop, dict(resources)) for n in baselines.names()]
+        return [PolicySpec(n, {}, n, drop, dict(resources)) for n in registry.ids("baseline")]
     label = entry.get("label") or _default_label(name, params)
     if not isinstance(label, str):
         raise SuiteError(suite, f"{where}.label", label, "a string")
     spec = PolicySpec(name, dict(params), label, drop, {k: float(v) for k, v in resources.items()})
-    if spec.kind == "baseline":
-        from ... import baselines
-
-        if name not in baselines.REGISTRY:
-            raise SuiteError(suite, f"{where}.name", name,
-                             "a registered baseline (" + ", ".join(baselines.names()) +
-                             "), '*', 'optimum', 'agent:NAME' or 'module:Class'")
+    try:
+        kind = spec.kind
+    except PolicyError as exc:
+        raise SuiteError(suite, f"{where}.name", name, f"a policy id, or '*' for every baseline ({exc})") from None
+    if kind == "baseline":
         try:
-            baselines.get(name, **params)
+            spec.build()
         except PolicyError as exc:
             raise SuiteError(suite, f"{where}.params", dict(params), str(exc)) from None
     return [spec]
-
-
-# ---------------------------------------------------------------------------------------
-# Scenarios
-# ---------------------------------------------------------------------------------------
-
-
-def _file_digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _portable(config: Any) -> Any:
-    """A scenario dict with every file replaced by the digest of its contents."""
-    if isinstance(config, dict):
-        out = {}
-        for key, value in config.items():
-            if key == "file" and isinstance(value, str):
-                out[key] = {"sha256": _file_digest(value) if os.path.exists(value) else None,
-                            "name": os.path.basename(value)}
-            else:
-                out[key] = _portable(value)
-        return out
-    if isinstance(config, (list, tuple)):
-        return [_portable(v) for v in config]
-    return config
-
-
-def scenario_hash(scenario: Scenario) -> str:
-    """Digest of a scenario's canonical form, with files by content (not by path), so
-    that the same scenario hashes the same on any machine."""
-    text = json.dumps(_portable(scenario.to_dict()), sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class ScenarioCase:
-    """One scenario of a group, with the grid values that produced it."""
-
-    name: str
-    scenario: Scenario
-    params: dict[str, Any]
-    hash: str
-
-
-class _Vars(dict):
-    """Grid variables for str.format, with a clear error for an unknown one."""
-
-    def __missing__(self, key: str) -> Any:
-        raise KeyError(key)
-
-
-def _fill(value: Any, variables: Mapping[str, Any], where: str, suite: str) -> Any:
-    """Substitute grid variables in a value (strings, lists and mappings, recursively)."""
-    if isinstance(value, str):
-        try:
-            whole = _FIELD.match(value)
-            if whole:
-                obj, _ = string.Formatter().get_field(whole.group(1), (), _Vars(variables))
-                return obj
-            return value.format_map(_Vars(variables))
-        except (KeyError, IndexError, AttributeError, ValueError) as exc:
-            raise SuiteError(suite, where, value, f"a value whose {{fields}} name grid variables "
-                             f"({', '.join(variables) or 'none defined'}): {exc}") from None
-    if isinstance(value, Mapping):
-        return {k: _fill(v, variables, f"{where}.{k}", suite) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fill(v, variables, f"{where}[{i}]", suite) for i, v in enumerate(value)]
-    return value
-
-
-def _set_path(target: dict[str, Any], path: str, value: Any, where: str, suite: str) -> None:
-    """Set ``paths[1].rtt_ms``-style dotted paths; ``[*]`` sets every element."""
-    steps = path.split(".")
-    nodes: list[Any] = [target]
-    for i, step in enumerate(steps):
-        m = _STEP.match(step)
-        if not m:
-            raise SuiteError(suite, where, path, "a dotted path such as paths[1].rtt_ms or paths[*].cc")
-        key, index = m.group(1), m.group(2)
-        last = i == len(steps) - 1
-        next_nodes: list[Any] = []
-        for node in nodes:
-            if not isinstance(node, dict):
-                raise SuiteError(suite, where, path, f"a path through mappings ({'.'.join(steps[:i]) or 'top'} "
-                                 "is not a mapping)")
-            if index is None:
-                if last:
-                    _assign(node, key, copy.deepcopy(value))
-                else:
-                    node.setdefault(key, {})
-                    next_nodes.append(node[key])
-                continue
-            seq = node.get(key)
-            if not isinstance(seq, list):
-                raise SuiteError(suite, where, path, f"{key} to be a list in the base scenario")
-            picks = range(len(seq)) if index == "*" else [int(index)]
-            for k in picks:
-                if not -len(seq) <= k < len(seq):
-                    raise SuiteError(suite, where, path, f"an index within {key} (it has {len(seq)} entries)")
-                if last:
-                    seq[k] = copy.deepcopy(value)
-                else:
-                    next_nodes.append(seq[k])
-        nodes = next_nodes
-
-
-def _assign(node: dict[str, Any], key: str, value: Any) -> None:
-    """Set a key, dropping the keys it excludes (one way of giving delays or queues)."""
-    for family in (_DELAY_KEYS, _QUEUE_KEYS):
-        if key in family:
-            pair = ("fwd_delay_ms", "rev_delay_ms")
-            for other in family:
-                if other != key and not (key in pair and other in pair):
-                    node.pop(other, None)
-    node[key] = value
-
-
-def _grid_points(grid: Any, where: str, suite: str) -> list[dict[str, Any]]:
-    if grid is None:
-        return [{}]
-    if isinstance(grid, Mapping):
-        names = list(grid)
-        for k in names:
-            if not isinstance(grid[k], list) or not grid[k]:
-                raise SuiteError(suite, f"{where}.grid.{k}", grid[k], "a non-empty list of values")
-        return [dict(zip(names, values)) for values in itertools.product(*(grid[k] for k in names))]
-    if isinstance(grid, list) and grid and all(isinstance(p, Mapping) for p in grid):
-        return [dict(p) for p in grid]
-    raise SuiteError(suite, f"{where}.grid", grid, "a mapping of variable -> values, or a list of mappings")
-
-
-def _load_base(base: Any, base_dir: Path, where: str, suite: str) -> tuple[dict[str, Any], Path | None]:
-    """A scenario mapping and the folder its relative files resolve against."""
-    from ...envs import scenarios
-
-    if isinstance(base, Mapping):
-        return copy.deepcopy(dict(base)), base_dir
-    if not isinstance(base, str) or not base:
-        raise SuiteError(suite, where, base, "a built-in scenario name, a YAML file or a scenario mapping")
-    if base in scenarios.names():
-        return scenarios.get(base).to_dict(), None
-    path = Path(base)
-    if not path.is_absolute():
-        path = base_dir / path
-    if not path.exists():
-        raise SuiteError(suite, where, base, "a built-in scenario name (" + ", ".join(scenarios.names()) +
-                         f") or an existing YAML file (looked for {path})")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise SuiteError(suite, where, base, f"a valid YAML scenario file ({exc})") from None
-    if not isinstance(data, dict):
-        raise SuiteError(suite, where, base, "a YAML file holding a scenario mapping")
-    return data, path.parent
-
-
-def _expand_case(entry: Any, base_dir: Path, where: str, suite: str) -> list[ScenarioCase]:
-    if isinstance(entry, str):
-        entry = {"base": entry}
-    if not isinstance(entry, Mapping):
-        raise SuiteError(suite, where, entry, "a scenario name, a file or a mapping with a base")
-    _reject_unknown_keys(entry, _CASE_KEYS, suite, where)
-    if "base" not in entry:
-        raise SuiteError(suite, f"{where}.base", None, "a built-in scenario name, a YAML file or a scenario mapping")
-    sets = entry.get("set", {}) or {}
-    if not isinstance(sets, Mapping):
-        raise SuiteError(suite, f"{where}.set", sets, "a mapping of dotted paths to values")
-    cases = []
-    for point in _grid_points(entry.get("grid"), where, suite):
-        base, folder = _load_base(_fill(entry["base"], point, f"{where}.base", suite), base_dir,
-                                  f"{where}.base", suite)
-        for path, value in sets.items():
-            _set_path(base, str(path), _fill(value, point, f"{where}.set.{path}", suite), f"{where}.set.{path}",
-                      suite)
-        if "name" in entry:
-            name = _fill(entry["name"], point, f"{where}.name", suite)
-            if not isinstance(name, str):
-                raise SuiteError(suite, f"{where}.name", name, "a string")
-            base["name"] = name
-        elif point and not isinstance(entry["base"], str):
-            base["name"] = "-".join([str(base.get("name", "custom"))] + [_format_value(v) for v in point.values()])
-        try:
-            sc = Scenario.from_dict(base, base_dir=folder)
-        except MpschedError as exc:
-            raise SuiteError(suite, where, point or entry["base"], f"a valid scenario ({exc})") from None
-        cases.append(ScenarioCase(sc.name, sc, dict(point), scenario_hash(sc)))
-    return cases
 
 
 # ---------------------------------------------------------------------------------------
@@ -674,7 +371,7 @@ def _series(value: Any, where: str, suite: str) -> SeriesSpec | None:
         value = {"kinds": value}
     if not isinstance(value, Mapping):
         raise SuiteError(suite, where, value, "a list of series kinds or a mapping with kinds")
-    _reject_unknown_keys(value, _SERIES_KEYS, suite, where, "one of ")
+    reject_unknown_keys(value, _SERIES_KEYS, suite, where, "one of ")
     kinds = _strings(value.get("kinds"), f"{where}.kinds", suite)
     for k in kinds:
         if k not in SERIES_KINDS:
@@ -738,7 +435,7 @@ class Suite:
         label = raw.get("name", source) if isinstance(raw, dict) else source
         if not isinstance(raw, dict):
             raise SuiteError(str(label), "suite", spec, "a mapping")
-        _reject_unknown_keys({k: v for k, v in raw.items() if not str(k).startswith("x-")}, _SUITE_KEYS,
+        reject_unknown_keys({k: v for k, v in raw.items() if not str(k).startswith("x-")}, _SUITE_KEYS,
                              str(label), "", "a known key (or an x- key holding YAML anchors); allowed keys: ")
         name = raw.get("name")
         if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
@@ -867,6 +564,25 @@ class Suite:
                              "(the groups a learned scheduler trains and is tested on)")
         return tuple(self.group(g) for g in self.split[part])
 
+    def pool(self, part: str) -> EpisodePool:
+        """The episodes of one part of the train/test split, each scenario with its
+        group's seeds: what :func:`mpsched.agents.train.train` and
+        :func:`mpsched.agents.evaluate.evaluate` take.
+
+        Raises
+        ------
+        SuiteError
+            As :meth:`split_groups`.
+        """
+        scenarios: list[Scenario] = []
+        seeds: list[tuple[int, ...]] = []
+        for group in self.split_groups(part):
+            for case in group.cases:
+                scenarios.append(case.scenario)
+                seeds.append(tuple(group.seeds))
+        return EpisodePool(tuple(scenarios), tuple(seeds), suite=self.name, part=part,
+                           drop_expired=bool(self.spec.get("drop_expired", False)))
+
     def digest(self) -> str:
         """Digest of the expanded suite: every episode key with its scenario hash, policy
         and options (what a resumed sweep must agree with)."""
@@ -882,7 +598,7 @@ def _split(value: Any, groups: list[Group], suite: str) -> dict[str, tuple[str, 
         return {}
     if not isinstance(value, Mapping):
         raise SuiteError(suite, "split", value, "a mapping with train and test (lists of group names)")
-    _reject_unknown_keys(value, SPLIT_PARTS, suite, "split", "one of ")
+    reject_unknown_keys(value, SPLIT_PARTS, suite, "split", "one of ")
     by_name = {g.name: g for g in groups}
     split: dict[str, tuple[str, ...]] = {}
     for part in SPLIT_PARTS:
@@ -920,7 +636,7 @@ def _shortened(case: ScenarioCase, duration_s: float) -> ScenarioCase:
 def _group(g: Any, where: str, suite: str, folder: Path, seeds: tuple[int, ...], drop: bool) -> Group:
     if not isinstance(g, Mapping):
         raise SuiteError(suite, where, g, "a group mapping with name, scenarios and policies")
-    _reject_unknown_keys(g, _GROUP_KEYS, suite, where)
+    reject_unknown_keys(g, _GROUP_KEYS, suite, where)
     name = g.get("name")
     if not isinstance(name, str) or not name:
         raise SuiteError(suite, f"{where}.name", name, "a group name")
@@ -932,7 +648,7 @@ def _group(g: Any, where: str, suite: str, folder: Path, seeds: tuple[int, ...],
         raise SuiteError(suite, f"{where}.policies", pols, "a non-empty list of policy entries")
     cases: list[ScenarioCase] = []
     for i, entry in enumerate(scen):
-        cases.extend(_expand_case(entry, folder, f"{where}.scenarios[{i}]", suite))
+        cases.extend(expand_case(entry, folder, f"{where}.scenarios[{i}]", suite))
     policies: list[PolicySpec] = []
     for i, entry in enumerate(pols):
         policies.extend(_parse_policy(entry, f"{where}.policies[{i}]", suite))
