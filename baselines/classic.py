@@ -37,7 +37,7 @@ class MinRTT(Policy):
     """MinRTT, the default scheduler of Linux MPTCP and of MPQUIC.
 
     Paasch et al., "Experimental evaluation of multipath TCP schedulers", CSWS 2014
-    (seed 000 ref. [12], seed 002 "SPD"). The block order is FIFO; each packet goes to the
+    ([dams] ref. [12], [matsufuji18] "SPD"). The block order is FIFO; each packet goes to the
     path with the smallest smoothed RTT among those whose congestion window has room.
 
     Mapping onto the per-path decision point: when path ``j`` can send but another path
@@ -61,14 +61,14 @@ class MinRTT(Policy):
 class RoundRobin(Policy):
     """Round-robin over the paths that can send (the MPTCP "roundrobin" scheduler).
 
-    Seed 000 §V ("RR: sends packets in a round-robin fashion"). Blocks are FIFO. A cursor
+    [dams] §V ("RR: sends packets in a round-robin fashion"). Blocks are FIFO. A cursor
     names the path whose turn it is; the first path at or after the cursor that can send
     takes the packet and the cursor moves past it. Any other deciding path waits.
     """
 
     name = "rr"
     native = "rr"
-    paper = "Linux MPTCP roundrobin; DAMS paper (seed 000) Sec. V"
+    paper = "Linux MPTCP roundrobin; DAMS paper [dams] Sec. V"
 
     def __init__(self) -> None:
         super().__init__()
@@ -83,18 +83,18 @@ class RoundRobin(Policy):
 
 
 class SPD(MinRTT):
-    """SPD, shortest packet delay: the name seed 002 (Sec. V) gives MinRTT.
+    """SPD, shortest packet delay: the name [matsufuji18] (Sec. V) gives MinRTT.
 
     Identical decisions to :class:`MinRTT` (the same native twin); registered under the
     paper's name so that its tables can be reproduced name for name.
     """
 
     name = "spd"
-    paper = "Matsufuji et al., INTERNET 2018 (seed 002) Sec. V: SPD = MinRTT"
+    paper = "Matsufuji et al., INTERNET 2018 [matsufuji18] Sec. V: SPD = MinRTT"
 
 
 class BlindRoundRobin(RoundRobin):
-    """Blind round-robin, the CMT-SCTP scheduler of the DAPS paper (seed 003, Algorithm 1).
+    """Blind round-robin, the CMT-SCTP scheduler of the DAPS paper ([daps], Algorithm 1).
 
     ``for each path p_i: while unack_i < cwnd_i: transmit the next chunk on p_i`` (if the
     receive window allows): chunks go out in sequence to the paths in turn, blind to
@@ -111,7 +111,7 @@ class BlindRoundRobin(RoundRobin):
     """
 
     name = "blind-rr"
-    paper = "Kuhn et al., DAPS (seed 003) Algorithm 1"
+    paper = "Kuhn et al., DAPS [daps] Algorithm 1"
 
 
 class RandomBlock(Policy):

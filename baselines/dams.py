@@ -1,6 +1,6 @@
 """Block-splitting multipath schedulers of the DAMS paper: DEMS, DAMS, DAMS-C, DAMS-Robust.
 
-Seed 000 ("DAMS: Deadline-Aware Multipath Scheduler for streaming blocks") proposes DAMS
+[dams] ("DAMS: Deadline-Aware Multipath Scheduler for streaming blocks") proposes DAMS
 and evaluates it against DEMS and its own variants DAMS-C and DAMS-Robust. All four plan,
 block by block, how many bytes of each block every path carries; they differ in
 
@@ -13,7 +13,7 @@ DAMS-C     EDF + selective preservation    arrive together           eq. (1), ca
 DAMS-Rob.  EDF + selective preservation    finish sending together   eq. (1) with (2)
 ========== =============================== ========================= ==================
 
-Inputs (seed 000 Sec. III-A): the bandwidth ``BW_j`` of path ``j`` is
+Inputs ([dams] Sec. III-A): the bandwidth ``BW_j`` of path ``j`` is
 ``Observation.rate_bps`` (``cwnd * 8e9 / srtt`` for window-based paths, "the ratio of
 congestion window and RTT"; the link's bandwidth for ideal ones) and the one-way delay is
 ``RTT_j / 2`` with ``RTT_j = srtt``. DAMS-Robust adds ``alpha * rttvar_j / 2`` to it
@@ -398,7 +398,7 @@ class DEMS(_Planner):
     """DEMS: one block at a time, split so that its parts arrive together.
 
     Guo et al., "Accelerating multipath transport through balanced subflow completion",
-    MobiCom 2017, as the DAMS paper describes and runs it (seed 000 Sec. I, V-A, V-C):
+    MobiCom 2017, as the DAMS paper describes and runs it ([dams] Sec. I, V-A, V-C):
     blocks are sent first-in first-out; each block is split over the paths so that the
     subflows complete simultaneously at the receiver (Fig. 1); "DEMS sends the next block
     after the previous one finishes sending on both paths" (Sec. V-C1). It is not aware of
@@ -422,7 +422,7 @@ class DEMS(_Planner):
 
     name = "dems"
     native = "dems"
-    paper = "Guo et al., DEMS, MobiCom 2017; as run in DAMS (seed 000) Sec. V"
+    paper = "Guo et al., DEMS, MobiCom 2017; as run in DAMS [dams] Sec. V"
     deadline_aware = False
     _edf = False
     _arrive_together = True
@@ -432,7 +432,7 @@ class DAMS(_Planner):
     """DAMS: EDF with selective preservation; each block finishes sending on all paths
     together.
 
-    Seed 000 Sec. III-B to III-C.
+    [dams] Sec. III-B to III-C.
 
     - Order (III-B): the blocks with bytes to send, by ``(deadline, index)``.
     - Selective preservation (III-B, eq. (1)): block by block in that order, the blocks
@@ -471,14 +471,14 @@ class DAMS(_Planner):
 
     name = "dams"
     native = "dams"
-    paper = "DAMS (seed 000) Sec. III-B, III-C, eq. (1)"
+    paper = "DAMS [dams] Sec. III-B, III-C, eq. (1)"
     deadline_aware = True
 
 
 class DAMSC(_Planner):
     """DAMS-C: the order of DAMS with DEMS's split (the parts of a block arrive together).
 
-    Seed 000 Sec. V-C: "different from DAMS only in multipath allocation, and it achieves
+    [dams] Sec. V-C: "different from DAMS only in multipath allocation, and it achieves
     simultaneous subflow completion which is the same as DEMS". Order, selective
     preservation, delay and cancellation are those of :class:`DAMS`; each block is split
     with :func:`water_fill` on each path's arrival time (``free_j + srtt_j / 2``), so no
@@ -492,7 +492,7 @@ class DAMSC(_Planner):
 
     name = "dams-c"
     native = "dams-c"
-    paper = "DAMS (seed 000) Sec. V-C: DAMS-C"
+    paper = "DAMS [dams] Sec. V-C: DAMS-C"
     deadline_aware = True
     _arrive_together = True
 
@@ -500,7 +500,7 @@ class DAMSC(_Planner):
 class DAMSRobust(_Planner):
     """DAMS-Robust: DAMS scheduling with the deadline moved earlier by the RTT's variation.
 
-    Seed 000 Sec. III-D, eq. (2): ``Deadline' = Deadline - alpha * std_dev / 2``, where
+    [dams] Sec. III-D, eq. (2): ``Deadline' = Deadline - alpha * std_dev / 2``, where
     ``std_dev`` is the standard deviation of recent RTT samples, kept at the sender with an
     EWMA, and ``std_dev / 2`` "is used as the variation of one-way delay"; ``alpha = 1`` in
     the paper (Sec. V-C2).
@@ -526,7 +526,7 @@ class DAMSRobust(_Planner):
 
     name = "dams-robust"
     native = "dams-robust"
-    paper = "DAMS (seed 000) Sec. III-D, eq. (2): DAMS-Robust"
+    paper = "DAMS [dams] Sec. III-D, eq. (2): DAMS-Robust"
     deadline_aware = True
 
     def __init__(self, alpha: float = 1.0, change_threshold: float = 0.1) -> None:

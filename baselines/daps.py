@@ -1,7 +1,7 @@
 """DAPS, delay-aware packet scheduling, with blind round-robin as its fallback.
 
 Kuhn, Lochin, Mifdaoui, Sarwar, Mehani and Boreli, "DAPS: Intelligent Delay-Aware Packet
-Scheduling For Multipath Transport", IEEE ICC 2014 (seed 003; seed 001 is its slides).
+Scheduling For Multipath Transport", IEEE ICC 2014 ([daps]; [daps-slides] is its slides).
 Blocks are served first-in first-out and deadlines are ignored: DAPS only chooses which
 path takes the next packet of the connection's byte stream. The native twin is
 envs/core/policies/daps.c; the two make identical decisions.
@@ -16,7 +16,7 @@ __all__ = ["DAPS"]
 
 
 class DAPS(Policy):
-    """DAPS (seed 003, Sec. III, Algorithm 3), blind round-robin while paths are unstable.
+    """DAPS ([daps], Sec. III, Algorithm 3), blind round-robin while paths are unstable.
 
     **The schedule (Algorithm 3).** With ``r_f`` and ``r_s`` the smoothed RTTs of the fast
     and the slow path and ``eta = floor(r_s / r_f)``, a schedule gives the next
@@ -36,7 +36,7 @@ class DAPS(Policy):
     before it, ``r_max`` being the largest RTT (the "longest forward delay" of Sec. III-B
     and ``r_s = max_i r_i`` of Sec. II-B). With two paths this is Algorithm 3.
 
-    **When schedules are made** (Sec. III-B and the slides' pseudo-code, seed 001): an
+    **When schedules are made** (Sec. III-B and the slides' pseudo-code, [daps-slides]): an
     execution of Algorithm 2 is a decision instant. At an instant where at least two paths
     can send ("capacity on multiple paths"), a new schedule replaces the last one (which
     also reschedules what the last one could not send, the lowest sequence numbers going
@@ -131,7 +131,7 @@ class DAPS(Policy):
 
     name = "daps"
     native = "daps"
-    paper = "Kuhn et al., DAPS (seed 003) Algorithm 3, eqs. (5)-(6)"
+    paper = "Kuhn et al., DAPS [daps] Algorithm 3, eqs. (5)-(6)"
 
     def __init__(self, rtt_tolerance: float = 0.1, cwnd_growth_packets: float = 1.0) -> None:
         super().__init__()

@@ -126,7 +126,7 @@ class ECF(Policy):
       standard deviations; the kernel's ``rttvar_us >> 1`` is twice that estimate).
 
     With ``rate_thresholds`` the test is instead the single-stream optimum of Jonglez,
-    Heusse and Gaujal, "SRPT-ECF" (FIT 2020, seed 004), Sec. II eqs. (1)-(3): with
+    Heusse and Gaujal, "SRPT-ECF" (FIT 2020, [jonglez20]), Sec. II eqs. (1)-(3): with
     paths ordered by latency ``D`` and rate ``R``, path ``i`` shortens the completion
     of the ``S`` bytes left iff ``S > S_lim,i = sum over faster paths p of
     R_p (D_i - D_p)`` (eq. (3) for two paths, ``S_lim = R_1 (D_2 - D_1)``; the n-path
@@ -141,7 +141,7 @@ class ECF(Policy):
         Hysteresis of the waiting state; 0.25 in the paper and the kernel
         (``mptcp_ecf_r_beta = 4``).
     rate_thresholds : bool
-        Use seed 004's rate/latency thresholds instead of the kernel's window/RTT test.
+        Use [jonglez20]'s rate/latency thresholds instead of the kernel's window/RTT test.
     """
 
     name = "ecf"
@@ -185,7 +185,7 @@ class ECF(Policy):
 
     @staticmethod
     def _within_threshold(obs: Observation, s: int, k: int) -> bool:
-        """Seed 004 eq. (3) for n paths: ``k <= sum_p R_p (D_s - D_p)`` over the paths
+        """[jonglez20] eq. (3) for n paths: ``k <= sum_p R_p (D_s - D_p)`` over the paths
         ``p`` faster than ``s``, i.e. ``16e9 k <= sum_p rate_bps_p (srtt_s - srtt_p)``."""
         srtt = obs.srtt_ns
         srtt_s = int(srtt[s])

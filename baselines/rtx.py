@@ -2,7 +2,7 @@
 retransmission-aware SPDX, LPCX, LETX.
 
 Matsufuji, Nagayama, Cavendish, Nobayashi, Ikenaga, "TCP State Driven MPTCP Packet
-Scheduling for Streaming Video", INTERNET 2018 (seed 002), Sec. V. Each scheduler picks
+Scheduling for Streaming Video", INTERNET 2018 [matsufuji18], Sec. V. Each scheduler picks
 *which path* takes the next packet from the subflows' TCP state; blocks are served first
 in, first out, and deadlines are ignored (the paper's schedulers are not deadline-aware:
 late video data is still sent, and the client discards late pictures). SPD, the
@@ -60,11 +60,11 @@ __all__ = [
     "rtx_candidates", "spd_choice", "lpc_credit", "lpc_choice", "let_choice",
 ]
 
-PAPER = "Matsufuji et al., INTERNET 2018 (seed 002) Sec. V"
+PAPER = "Matsufuji et al., INTERNET 2018 [matsufuji18] Sec. V"
 
 
 def rtx_candidates(can_send: np.ndarray, recovery: np.ndarray) -> list[bool]:
-    """The paths an RTX-aware selector chooses from (seed 002 Sec. V, "RTX Aware").
+    """The paths an RTX-aware selector chooses from ([matsufuji18] Sec. V, "RTX Aware").
 
     The paths that can send and are out of recovery (``recovery == 0``); when every path
     that can send is in recovery, all the paths that can send (see the module docstring).
@@ -75,7 +75,7 @@ def rtx_candidates(can_send: np.ndarray, recovery: np.ndarray) -> list[bool]:
 
 
 def spd_choice(srtt_ns: np.ndarray, candidates: list[bool]) -> int:
-    """SPD (seed 002 Sec. V): the candidate with the smallest smoothed RTT, ties to the
+    """SPD ([matsufuji18] Sec. V): the candidate with the smallest smoothed RTT, ties to the
     lowest index; -1 when there is no candidate."""
     best = -1
     for i, ok in enumerate(candidates):
@@ -85,7 +85,7 @@ def spd_choice(srtt_ns: np.ndarray, candidates: list[bool]) -> int:
 
 
 def lpc_credit(cwnd_bytes: int, inflight_bytes: int, mss_bytes: int) -> int:
-    """LPC's packet credits of a path that can send (seed 002 Sec. V): the full-size
+    """LPC's packet credits of a path that can send ([matsufuji18] Sec. V): the full-size
     packets its window still admits, ``(cwnd - inflight) // mss``; 1 for a path without
     a window (``cwnd == 0``, ``cc: ideal``), whose idle link takes one packet."""
     if cwnd_bytes == 0:
@@ -94,7 +94,7 @@ def lpc_credit(cwnd_bytes: int, inflight_bytes: int, mss_bytes: int) -> int:
 
 
 def lpc_choice(cwnd_bytes: np.ndarray, inflight_bytes: np.ndarray, mss_bytes: int, candidates: list[bool]) -> int:
-    """LPC (seed 002 Sec. V): the candidate with the most packet credits
+    """LPC ([matsufuji18] Sec. V): the candidate with the most packet credits
     (:func:`lpc_credit`), ties to the lowest index; -1 when there is no candidate."""
     best, best_credit = -1, 0
     for i, ok in enumerate(candidates):
@@ -107,7 +107,7 @@ def lpc_choice(cwnd_bytes: np.ndarray, inflight_bytes: np.ndarray, mss_bytes: in
 
 
 def let_choice(rate_bps: np.ndarray, candidates: list[bool]) -> int:
-    """LET (seed 002 Sec. V): the candidate with the largest estimated throughput
+    """LET ([matsufuji18] Sec. V): the candidate with the largest estimated throughput
     ``cwnd / sRTT`` (the observation's ``rate_bps``), ties to the lowest index; -1 when
     there is no candidate."""
     best, best_rate = -1, 0.0
@@ -155,7 +155,7 @@ class _LETSelector(_PathSelector):
 
 
 class LPC(_LPCSelector):
-    """LPC, largest packet credits (seed 002 Sec. V; proposed in the authors' PACRIM 2017
+    """LPC, largest packet credits ([matsufuji18] Sec. V; proposed in the authors' PACRIM 2017
     paper, ref. [12]).
 
     "Among the sub-flows with space in their cwnd, this scheduler selects the one with
@@ -171,7 +171,7 @@ class LPC(_LPCSelector):
 
 
 class LET(_LETSelector):
-    """LET, largest estimated throughput (seed 002 Sec. V; ref. [12]).
+    """LET, largest estimated throughput ([matsufuji18] Sec. V; ref. [12]).
 
     "Among the sub-flows with large enough cwnd to accommodate new packets, the
     scheduler estimates the throughput of each sub-flow, as cwnd/sRTT (smooth RTT) and
@@ -185,7 +185,7 @@ class LET(_LETSelector):
 
 
 class SPDX(_SPDSelector):
-    """SPDX, RTX-aware shortest packet delay (seed 002 Sec. V, "RTX Aware" over SPD).
+    """SPDX, RTX-aware shortest packet delay ([matsufuji18] Sec. V, "RTX Aware" over SPD).
 
     MinRTT over the paths that can send and are out of recovery (``recovery == 0``);
     when every path that can send is in recovery, MinRTT over all of them (module
@@ -198,7 +198,7 @@ class SPDX(_SPDSelector):
 
 
 class LPCX(_LPCSelector):
-    """LPCX, RTX-aware largest packet credits (seed 002 Sec. V, "RTX Aware" over LPC).
+    """LPCX, RTX-aware largest packet credits ([matsufuji18] Sec. V, "RTX Aware" over LPC).
 
     :class:`LPC` over the paths that can send and are out of recovery; over all the paths
     that can send when every one of them is in recovery (module docstring). No
@@ -211,7 +211,7 @@ class LPCX(_LPCSelector):
 
 
 class LETX(_LETSelector):
-    """LETX, RTX-aware largest estimated throughput (seed 002 Sec. V, "RTX Aware" over
+    """LETX, RTX-aware largest estimated throughput ([matsufuji18] Sec. V, "RTX Aware" over
     LET).
 
     "LETX first eliminates paths in TCP retransmission and among the remaining ones it

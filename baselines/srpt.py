@@ -1,4 +1,4 @@
-"""Stream-aware schedulers of Jonglez, Heusse and Gaujal (seed 004): SRPT-ECF and the
+"""Stream-aware schedulers of Jonglez, Heusse and Gaujal [jonglez20]: SRPT-ECF and the
 schedulers it is compared with, SA-ECF, FCFS-minRTT and SRPT-minRTT.
 
 The paper's *streams* (atomic messages) are our blocks. Its network model (Sec. II) gives
@@ -46,7 +46,7 @@ from .deadline import minrtt_defers
 
 __all__ = ["SRPTECF", "SAECF", "FCFSMinRTT", "SRPTMinRTT", "PathModel", "remaining_bytes"]
 
-PAPER = "Jonglez, Heusse & Gaujal, SRPT-ECF, FIT 2020 (seed 004)"
+PAPER = "Jonglez, Heusse & Gaujal, SRPT-ECF, FIT 2020 [jonglez20]"
 
 
 class PathModel:
@@ -106,7 +106,7 @@ def remaining_bytes(obs: Observation, block: int) -> int:
 class SRPTECF(Policy):
     """SRPT-ECF: shortest isolated remaining completion time first, paths by ECF.
 
-    Jonglez, Heusse & Gaujal, FIT 2020 (seed 004), Sec. III-A with the online variant of
+    Jonglez, Heusse & Gaujal, FIT 2020 [jonglez20], Sec. III-A with the online variant of
     Sec. IV-A. Two steps at every decision:
 
     a) *Order* the sendable blocks by ``(priority, isolated remaining completion time,
@@ -173,10 +173,10 @@ class SRPTECF(Policy):
 
 
 class SAECF(Policy):
-    """SA-ECF as seed 004 runs it: weighted round-robin over blocks, ECF over paths.
+    """SA-ECF as [jonglez20] runs it: weighted round-robin over blocks, ECF over paths.
 
-    Rabitsch, Hurtig & Brunstrom, EPIQ 2018 (seed 004 ref. [8]), as described and
-    configured in seed 004 Sec. III-A (Fig. 6) and IV-C: a weighted round-robin with a
+    Rabitsch, Hurtig & Brunstrom, EPIQ 2018 ([jonglez20] ref. [8]), as described and
+    configured in [jonglez20] Sec. III-A (Fig. 6) and IV-C: a weighted round-robin with a
     byte quantum serves the streams, equal weights for all (so priorities are not read),
     and ECF allocates the paths to the aggregate. Blocks take turns in index (arrival)
     order, cyclically; a turn lasts until the block has sent at least ``quantum_bytes``
@@ -231,7 +231,7 @@ class SAECF(Policy):
 
 
 class FCFSMinRTT(MinRTT):
-    """FCFS-minRTT: blocks first-come first-served on the MinRTT path (seed 004 Sec. IV-C).
+    """FCFS-minRTT: blocks first-come first-served on the MinRTT path ([jonglez20] Sec. IV-C).
 
     "First-Come-First-Serve (FCFS-minRTT) that schedules streams in their order of
     arrival": exactly :class:`mpsched.baselines.classic.MinRTT` (same native twin),
@@ -245,7 +245,7 @@ class FCFSMinRTT(MinRTT):
 class SRPTMinRTT(Policy):
     """SRPT-minRTT: the block with the fewest remaining bytes first, on the MinRTT path.
 
-    Seed 004 Sec. IV-C: "SRPT-minRTT that orders streams by size". The order is
+    [jonglez20] Sec. IV-C: "SRPT-minRTT that orders streams by size". The order is
     ``(priority, remaining bytes, index)``, a larger priority first as in SRPT-ECF
     (Sec. III-C), so that the two differ only in the path rule; remaining bytes are those
     still to send (never sent plus waiting retransmission). The path rule is MinRTT's: a

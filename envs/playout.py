@@ -1,6 +1,6 @@
 """The video playout client: picture discards and buffer underflows of one episode.
 
-The measures follow seed 002 §VI "Performance measures" (picture discards, buffer
+The measures follow [matsufuji18] §VI "Performance measures" (picture discards, buffer
 underflow, recovery time from underflow), on this model:
 
 - Frames are numbered ``0..N-1`` (the ``frame`` column); blocks with frame ``-1`` are

@@ -3,30 +3,30 @@
 Every scheduler, the offline optimum and every learned agent produce this same shape, so
 they compare row by row. Scores follow the seed papers:
 
-- ``on_time_rate``: blocks fully received by their deadline / blocks offered (seed 000
+- ``on_time_rate``: blocks fully received by their deadline / blocks offered ([dams]
   "block completion rate");
 - ``weighted_on_time_rate``: the same weighted by each block's credit;
 - ``high_priority_on_time_rate``: over the blocks of the highest priority present;
-- ``goodput_bps``: bits of on-time blocks / duration (seed 000 "average bitrate",
+- ``goodput_bps``: bits of on-time blocks / duration ([dams] "average bitrate",
   data_volume / video_len);
 - ``rebuffer_s``: missed frames / frame rate, a frame being missed when its most
   important block (the whole frame for AVC, the base layer for SVC) misses its deadline
-  (seed 000 §V-A); NaN for workloads that are not video;
-- ``efficiency``: on-time blocks / blocks received at any time (seed 000 Fig. 13);
+  ([dams] §V-A); NaN for workloads that are not video;
+- ``efficiency``: on-time blocks / blocks received at any time ([dams] Fig. 13);
 - ``bytes_wasted``: bytes that reached the receiver without counting: every byte of a
   block that missed its deadline, plus duplicate copies;
 - ``cancelled_after_send``: blocks cancelled after some of their bytes were sent
-  (seed 000 Fig. 9);
+  ([dams] Fig. 9);
 - ``mean_queuing_delay_s``: first send minus arrival over blocks that reached the
-  receiver (seed 000 Fig. 10);
+  receiver ([dams] Fig. 10);
 - ``slow_path_share``: bytes sent on the path with the largest base RTT / bytes sent
-  (seed 003 "slow path usage"); NaN with one path or when every path has the same RTT;
+  ([daps] "slow path usage"); NaN with one path or when every path has the same RTT;
 - ``picture_discards``, ``buffer_underflows``, ``underflow_recovery_s``: the video
-  playout client of seed 002 (:mod:`mpsched.envs.playout`), frames playing from the first
+  playout client of [matsufuji18] (:mod:`mpsched.envs.playout`), frames playing from the first
   frame's arrival plus the start-up delay (the workload's ``playout_startup_ms``, else its
   relative deadline); NaN for workloads that are not video.
 
-With the in-order receiver (seed 003), per piece: the blocking time (delivery in sequence
+With the in-order receiver [daps], per piece: the blocking time (delivery in sequence
 minus arrival, Fig. 3), the application delay (delivery minus first transmission,
 Fig. 7) and the receive-buffer occupancy over time (Figs. 8-9):
 ``max_blocking_s``, ``mean_blocking_s``, ``mean_app_delay_s``, ``mean_rbuf_bytes``
@@ -206,7 +206,7 @@ class EpisodeResult:
         return cls(sc.name, policy, episode.seed, blocks, paths, summary, wall_s, cross=cross, pieces=pieces)
 
     def receive_buffer(self) -> pd.DataFrame:
-        """Occupancy of the in-order receive buffer over time (seed 003 Figs. 8-9).
+        """Occupancy of the in-order receive buffer over time ([daps] Figs. 8-9).
 
         Returns
         -------
@@ -226,7 +226,7 @@ class EpisodeResult:
         return _occupancy(self.pieces)
 
     def cumulative_delivery(self) -> pd.DataFrame:
-        """Bytes handed to the application over time (seed 003 Figs. 5-6).
+        """Bytes handed to the application over time ([daps] Figs. 5-6).
 
         In-order receiver: each piece at its delivery in sequence. Block-aware receiver:
         each block's bytes when its last byte arrives.
@@ -312,7 +312,7 @@ def _piece_table(sim: _core.Sim, block_sizes: np.ndarray) -> pd.DataFrame:
 
 
 def _playout_summary(blocks: pd.DataFrame, frame_rate: float | None, workload: dict[str, Any]) -> dict[str, float]:
-    """Picture discards and buffer underflows of the video playout client (seed 002)."""
+    """Picture discards and buffer underflows of the video playout client [matsufuji18]."""
     frame = blocks["frame"].to_numpy()
     if not frame_rate or not (frame >= 0).any():
         return {"picture_discards": float("nan"), "buffer_underflows": float("nan"),

@@ -1,4 +1,4 @@
-"""Built-in scenarios, named after the settings of the DAMS paper (seed 000, §V-C).
+"""Built-in scenarios, named after the settings of the DAMS paper ([dams], §V-C).
 
 Every built-in streams the paper's live video: AVC at 4.3 Mbit/s, 30 frames/s, one block
 per frame, I/P/B frames of high/medium/low priority, a 200 ms deadline, for 60 s; paths

@@ -281,7 +281,7 @@ def _cell(key: str, mean: float, half: float) -> str:
 
 
 def active_streams(blocks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """Blocks that have arrived and are not complete, over time (seed 004 Fig. 10):
+    """Blocks that have arrived and are not complete, over time ([jonglez20] Fig. 10):
     instants (ns) and the count from each instant to the next."""
     arrival = blocks["arrival_ns"].to_numpy(dtype=np.int64)
     done = blocks["completion_ns"].to_numpy(dtype=np.int64)

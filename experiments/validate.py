@@ -3,7 +3,7 @@
 Each check runs the packet-level simulator and compares one measured figure with an
 independent expectation:
 
-1. DAPS blocking model (seed 003 eq. (2), Table I): two paths, blind round-robin,
+1. DAPS blocking model ([daps] eq. (2), Table I): two paths, blind round-robin,
    the in-order receiver with a 65 kB buffer, L = 1500 B, r_f = 20 ms, queues of one
    bandwidth-delay product. Measured: the largest time a packet waits in the receive
    buffer once the start-up transient is over (after 2 s); expected:
@@ -23,7 +23,7 @@ independent expectation:
    Random loss on every flow puts the check in the regime RFC 6356 analyses; on a
    drop-tail-only shared bottleneck the deterministic simulator shows phase effects
    (which flow meets a full queue depends on timing alignment, Floyd & Jacobson 1991).
-5. Video playout (seed 002 measures) on a hand-computed five-frame case.
+5. Video playout ([matsufuji18] measures) on a hand-computed five-frame case.
 6. Gilbert-Elliott loss: long-run loss rate ``p / (p + r)`` and mean burst length ``1/r``.
 """
 
@@ -42,7 +42,7 @@ from ..envs.policy import WAIT, Observation
 __all__ = ["Check", "run_validations", "format_table", "DAPS_TABLE_I"]
 
 MS = 1_000_000
-# (c_f, c_s in Mbit/s, r_s in ms), from the labels of seed 003 Table I
+# (c_f, c_s in Mbit/s, r_s in ms), from the labels of [daps] Table I
 DAPS_TABLE_I: tuple[tuple[float, float, float], ...] = (
     (10, 10, 100), (50, 10, 100), (10, 50, 100), (100, 100, 100), (50, 100, 100), (150, 50, 100),
     (10, 10, 200), (50, 10, 200), (10, 50, 200), (100, 100, 200), (50, 150, 200), (150, 50, 200),
@@ -129,7 +129,7 @@ def _daps_paths(c_f: float, c_s: float, r_s: float, cc: str) -> list[dict[str, A
 
 
 class _SlowThenFast:
-    """Seed 003 Fig. 2's sequence: one packet on the slow path (path 1), then the fast
+    """[daps] Fig. 2's sequence: one packet on the slow path (path 1), then the fast
     path (path 0) fills the receive buffer behind it."""
 
     name = "fig-2-sequence"
@@ -174,7 +174,7 @@ def figure_2_blocking(c_f: float, c_s: float, r_s: float) -> float:
 
 
 def daps_blocking(c_f: float, c_s: float, r_s: float, duration_s: float = 10.0, warmup_s: float = 2.0) -> Check:
-    """Largest receive-buffer wait against seed 003 eq. (2).
+    """Largest receive-buffer wait against [daps] eq. (2).
 
     Eq. (2) assumes the packet that holds the others back crossed the slow path without
     queueing ("no packets in flight"): it arrives ``r_s/2 + 8L/c_s`` after it was sent.

@@ -1,5 +1,5 @@
 """DEMS, DAMS, DAMS-C and DAMS-Robust (mpsched.baselines.dams) on hand-computed episodes,
-and the orderings of the DAMS paper (seed 000, Sec. V-C) on the built-in scenarios.
+and the orderings of the DAMS paper ([dams], Sec. V-C) on the built-in scenarios.
 
 The tiny episodes use ideal paths of 8 Mbit/s with 1000 B packets, so a packet takes 1 ms
 on the link and the scheduler's rate is 1000 B/ms; a path of one-way delay ``d`` ms starts

@@ -1,4 +1,4 @@
-"""DAPS (seed 003, Algorithm 3, eqs. (5)-(6)) on hand-computed episodes, and against
+"""DAPS ([daps], Algorithm 3, eqs. (5)-(6)) on hand-computed episodes, and against
 blind round-robin on the paper's Table II cases with a receive buffer below Rbuf_min.
 
 With the in-order receiver's stream sequence (positions in byte order) DAPS sends later
@@ -21,7 +21,7 @@ from mpsched import baselines
 from mpsched.envs import registry
 from mpsched.envs import EpisodeResult, PolicyError, simulate
 
-PACKET = 1500  # L of seed 003 Sec. II-C
+PACKET = 1500  # L of [daps] Sec. II-C
 
 
 # ---------------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ def test_stream_sequence_slow_path_alone_sends_beyond_the_schedule() -> None:
     """The slow path's link twice as fast (16 Mbit/s: a packet every 0.5 ms, arriving
     50.5 ms after it is sent): at each half millisecond the slow path alone can send.
     "Capacity on the slow path only: DAPS sends as much packets as possible, considering
-    the rwnd and the last generated S" (seed 001): it sends the first block outside the
+    the rwnd and the last generated S" [daps-slides]: it sends the first block outside the
     fast path's run. 150 ms: runs 0-4 (fast) and 5 (slow); both send. 150.5: block 6.
     151: the blocks with bytes to send are 1-4, 7-11: the fast run is 1-4 and 7 (blocks
     0-7), the slow run 8; 151.5: block 9. 152: the fast run reaches block 10, the slow run
@@ -233,17 +233,17 @@ def test_stream_sequence_window_within_the_fast_share_keeps_the_slow_path_idle()
 
 
 # ---------------------------------------------------------------------------------------
-# Table II of seed 003: c_f = 1 Mbit/s, r_f = 20 ms, bulk data, the in-order receiver
+# Table II of [daps]: c_f = 1 Mbit/s, r_f = 20 ms, bulk data, the in-order receiver
 # ---------------------------------------------------------------------------------------
 
 
 def rbuf_min_bytes(capacities_mbps: list[float], rtts_ms: list[float]) -> float:
-    """Seed 003 eq. (3): the sum of the capacities times the largest RTT."""
+    """[daps] eq. (3): the sum of the capacities times the largest RTT."""
     return sum(capacities_mbps) * 1e6 / 8 * max(rtts_ms) / 1e3
 
 
 def test_rbuf_min_worked_example() -> None:
-    """Seed 003 Sec. II-D: 10 and 1 Mbit/s, 20 and 200 ms need 275 kB."""
+    """[daps] Sec. II-D: 10 and 1 Mbit/s, 20 and 200 ms need 275 kB."""
     assert rbuf_min_bytes([10, 1], [20, 200]) == pytest.approx(275_000)
 
 

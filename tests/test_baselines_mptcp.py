@@ -1,4 +1,4 @@
-"""ECF and BLEST on hand-computed episodes, seed 004's single-stream ECF example, and
+"""ECF and BLEST on hand-computed episodes, [jonglez20]'s single-stream ECF example, and
 their native twins with non-default parameters.
 
 The hand-computed episodes use ideal paths of 8 Mbit/s with 1000 B packets (1 ms each):
@@ -118,17 +118,17 @@ def test_ecf_uses_the_slow_path_until_the_fast_one_would_finish_sooner() -> None
 
 
 def test_ecf_rate_thresholds_stop_the_slow_path_at_s_lim() -> None:
-    """The same 300.5 KB with seed 004's thresholds: the slow path waits once
+    """The same 300.5 KB with [jonglez20]'s thresholds: the slow path waits once
     k <= S_lim = R_f (D_s - D_f) = 1 B/us * (100 ms - 21 ms) / 2 = 39,500 B, i.e. from
     tick 130 (k = 39,500). It carries 130 packets, the last sent at 129 ms and received
     at 180 ms; the fast path carries 170.5 KB, its last 500 B sent at 170 ms and received
-    at 180.5 ms. Seed 004 eq. (2): 50 + (300,500 - 40,000) / 2 B/us = 180.25 ms."""
+    at 180.5 ms. [jonglez20] eq. (2): 50 + (300,500 - 40,000) / 2 B/us = 180.25 ms."""
     r = simulate(two_paths(300_500), registry.make("ecf", rate_thresholds=True))
     assert path_bytes(r) == [170_500, 130_000]
     assert completion(r) == 180_500_000
 
 
-SEED004 = {
+JONGLEZ20 = {
     "duration_s": 0.1,
     "transport": {"mss_bytes": 20, "header_bytes": 0},
     "paths": [{"bandwidth": 1.6, "one_way_delay_ms": 5, "cc": "ideal"},    # 200 KB/s
@@ -137,24 +137,24 @@ SEED004 = {
 }
 
 
-def test_ecf_seed004_single_stream_example() -> None:
-    """Seed 004 Fig. 3 (INDEX.md): S_lim = R_1 (D_2 - D_1) = 200 B/ms * 5 ms = 1000 B;
+def test_ecf_jonglez20_single_stream_example() -> None:
+    """[jonglez20] Fig. 3 (INDEX.md): S_lim = R_1 (D_2 - D_1) = 200 B/ms * 5 ms = 1000 B;
     completion D_2 + (S - S_lim) / (R_1 + R_2) = 10 + 9000 / 700 = 22.857 ms; path 1
     (500 KB/s, 10 ms) is used until 12.857 ms. Packets of 20 B take 0.1 ms on path 0 and
     0.04 ms on path 1."""
-    done, last_send = run(SEED004, registry.make("ecf", rate_thresholds=True))
+    done, last_send = run(JONGLEZ20, registry.make("ecf", rate_thresholds=True))
     assert done == pytest.approx(22.857 * MS, rel=0.01)
     assert abs(int(last_send[1]) - 12_857_143) <= 3 * 40_000  # within three of its packets
 
 
-def test_ecf_kernel_test_does_not_reproduce_the_seed004_example() -> None:
+def test_ecf_kernel_test_does_not_reproduce_the_jonglez20_example() -> None:
     """With the kernel's window/RTT test, k <= 10,000 B never exceeds the slow path's
     window (500 B/ms * 20 ms = 10,000 B), so its second inequality reads
     srtt_s >= 2 srtt_f + delta: 20 ms >= 2 * (10 ms + service) + delta never holds and
     ECF never waits. It makes MinRTT's decisions: both paths until the data runs out
     (about 14.2 ms), completion about 24.3 ms, 6 % over the optimum."""
-    ecf, ecf_last = run(SEED004, registry.make("ecf"))
-    minrtt = completion(simulate(SEED004, "minrtt"))
+    ecf, ecf_last = run(JONGLEZ20, registry.make("ecf"))
+    minrtt = completion(simulate(JONGLEZ20, "minrtt"))
     assert ecf == minrtt
     assert ecf > 1.05 * 22.857 * MS
     assert int(ecf_last[1]) > 14 * MS

@@ -1,4 +1,4 @@
-"""LPC, LET and the RTX-aware SPDX, LPCX, LETX (seed 002 Sec. V): each selector's choice
+"""LPC, LET and the RTX-aware SPDX, LPCX, LETX ([matsufuji18] Sec. V): each selector's choice
 on constructed states, hand-computed tiny episodes, and the 2p-d acceptance check."""
 
 from __future__ import annotations
@@ -185,13 +185,13 @@ def test_registered_with_native_twins_and_no_parameters() -> None:
         policy = registry.make(name)
         assert policy.native == name and natives[name] == ()
         assert policy.params() == {} and not policy.deadline_aware
-        assert "seed 002" in policy.paper
+        assert "[matsufuji18]" in policy.paper
 
 
-# --- seed 002, scenario 2p-d -------------------------------------------------------------
+# --- [matsufuji18], scenario 2p-d -------------------------------------------------------------
 
 def scenario_2p_d(cc: str) -> dict[str, Any]:
-    """Seed 002 Table II, 2p-d: flow 1 RTT 50 ms, 5 Mb/s, 0.5 % random loss; flow 2 RTT
+    """[matsufuji18] Table II, 2p-d: flow 1 RTT 50 ms, 5 Mb/s, 0.5 % random loss; flow 2 RTT
     100 ms, 5 Mb/s, lossless; Table I: a 5.24 Mbit/s H.264 (AVC) video of 10 min 24 s.
     The paper gives neither frame rate, GOP nor client buffer: 30 fps, the workload's
     GOP and a 1 s start-up delay (the VLC client's default network caching)."""

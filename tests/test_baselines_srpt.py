@@ -1,4 +1,4 @@
-"""SRPT-ECF, SA-ECF, FCFS-minRTT and SRPT-minRTT (seed 004) on hand-computed episodes and
+"""SRPT-ECF, SA-ECF, FCFS-minRTT and SRPT-minRTT [jonglez20] on hand-computed episodes and
 the paper's worked examples (Figs. 3, 5 and 6), and SA-ECF's quantum against its twin."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from specs import core_specs, make_sim, most_waiting
 MS = 1_000_000
 
 
-def seed004_paths(blocks: list[dict[str, Any]], mss: int = 10) -> dict[str, Any]:
-    """The paths of seed 004 Figs. 3, 5 and 6: path 0 at 200 KB/s (1.6 Mbit/s) with a
+def jonglez20_paths(blocks: list[dict[str, Any]], mss: int = 10) -> dict[str, Any]:
+    """The paths of [jonglez20] Figs. 3, 5 and 6: path 0 at 200 KB/s (1.6 Mbit/s) with a
     one-way latency of 5 ms, path 1 at 500 KB/s (4 Mbit/s) with 10 ms; ideal congestion
     control, so that each path sends back to back at its rate (the paper's fluid model),
     and small packets without header so that packetization costs little."""
@@ -72,12 +72,12 @@ def run_both(scenario: dict[str, Any], name: str, **params: Any) -> list[int | N
 
 
 def test_ecf_single_stream_fig3() -> None:
-    """Seed 004 Fig. 3: one 10 KB stream. S_lim = R_0 (D_1 - D_0) = 200 B/ms * 5 ms =
+    """[jonglez20] Fig. 3: one 10 KB stream. S_lim = R_0 (D_1 - D_0) = 200 B/ms * 5 ms =
     1000 B (eq. (3)); completion D_1 + (S - S_lim) / (R_0 + R_1) = 10 + 9000 / 700 =
     22.857 ms (eq. (2)). Path 1 is used while more than 1000 B remain, i.e. until
     t = 9000 / 700 = 12.857 ms: it carries 500 * 12.857 = 6429 B, path 0 the other 3571 B.
     With one block, SA-ECF is the same ECF."""
-    sc = seed004_paths([block(10_000)])
+    sc = jonglez20_paths([block(10_000)])
     for name in ("srpt-ecf", "sa-ecf"):
         r = simulate(sc, name)
         assert completions(r)[0] == pytest.approx(10 * MS + 9000 / 700 * MS, rel=0.01)
@@ -88,7 +88,7 @@ def test_ecf_single_stream_fig3() -> None:
 
 @pytest.mark.parametrize("mss", [10, 50])
 def test_srpt_ecf_two_streams_fig5(mss: int) -> None:
-    """Seed 004 Fig. 5, completions (9, 11) ms. The isolated completion times are
+    """[jonglez20] Fig. 5, completions (9, 11) ms. The isolated completion times are
     C*(800) = 5 + 800/200 = 9 ms and C*(900) = 9.5 ms (both below S_lim = 1000 B: path 0
     only, eq. (1)), so the 800 B block (index 1) comes first: its cumulative size 800 B
     does not exceed path 1's threshold of 1000 B, so it goes on path 0 alone and arrives
@@ -99,7 +99,7 @@ def test_srpt_ecf_two_streams_fig5(mss: int) -> None:
     Eq. (5) matters here: at 1 ms the 900 B block has 400 B left (C* = 7 ms) against the
     800 B block's 600 B (8 ms), but its packets on path 1 arrive only at 11 ms, so its
     isolated completion time is 10 ms and it stays second (the paper's stability)."""
-    got = run_both(seed004_paths(FIG5, mss), "srpt-ecf")
+    got = run_both(jonglez20_paths(FIG5, mss), "srpt-ecf")
     assert got[1] == pytest.approx(9 * MS, rel=0.01)
     assert got[0] == pytest.approx(11 * MS, rel=0.01)
 
@@ -110,7 +110,7 @@ def test_srpt_ecf_priority_comes_before_size() -> None:
     below S_lim, so path 0 alone, arriving at 5 + 900/200 = 9.5 ms; the 800 B block has
     effective size 1700 B and completes with the aggregate at 11 ms (path 1 carries its
     first 500 B, path 0 the last 300 B from 4.5 to 6 ms)."""
-    sc = seed004_paths([block(900, priority=1), block(800)])
+    sc = jonglez20_paths([block(900, priority=1), block(800)])
     got = run_both(sc, "srpt-ecf")
     assert got[0] == pytest.approx(9.5 * MS, rel=0.01)
     assert got[1] == pytest.approx(11 * MS, rel=0.01)
@@ -119,7 +119,7 @@ def test_srpt_ecf_priority_comes_before_size() -> None:
 def test_srpt_ecf_slow_path_waits_below_its_threshold() -> None:
     """A 1000 B block is at S_lim: path 1 never carries it (it would arrive after 10 ms,
     later than path 0 alone: 5 + 1000/200 = 10 ms)."""
-    r = simulate(seed004_paths([block(1000)]), "srpt-ecf")
+    r = simulate(jonglez20_paths([block(1000)]), "srpt-ecf")
     assert int(r.blocks.loc[0, "bytes_sent_p1"]) == 0
     assert completions(r) == [10 * MS]
 
@@ -153,7 +153,7 @@ def test_srpt_ecf_deep_backlog_matches_the_specification() -> None:
 
 
 def test_sa_ecf_round_robin_fig6() -> None:
-    """Seed 004 Fig. 6: SA-ECF with a 150 B quantum gives (11, 11.2) ms in the paper.
+    """[jonglez20] Fig. 6: SA-ECF with a 150 B quantum gives (11, 11.2) ms in the paper.
 
     ECF on the aggregate of 1700 B: path 1 carries the first 500 B (0 to 1 ms, arriving
     10 to 11 ms), path 0 the other 1200 B (0 to 6 ms, arriving by 11 ms). Round-robin in
@@ -165,9 +165,9 @@ def test_sa_ecf_round_robin_fig6() -> None:
     the pair is (11, 11), within 2 % of (11, 11.2). The paper's point stands: compared
     with SRPT-ECF, round-robin delays the smaller block (9 -> 11 ms) and gains nothing
     for the other."""
-    got = sorted(run_both(seed004_paths(FIG5), "sa-ecf", quantum_bytes=150))
+    got = sorted(run_both(jonglez20_paths(FIG5), "sa-ecf", quantum_bytes=150))
     assert got == pytest.approx([11 * MS, 11.2 * MS], rel=0.02)
-    srpt = sorted(run_both(seed004_paths(FIG5), "srpt-ecf"))
+    srpt = sorted(run_both(jonglez20_paths(FIG5), "srpt-ecf"))
     assert srpt[0] < 0.85 * got[0] and got[1] >= srpt[1]
 
 
@@ -244,7 +244,7 @@ def test_srpt_minrtt_priority_first() -> None:
     assert run_both(sc, "srpt-minrtt") == [13 * MS, 14 * MS]
 
 
-def test_seed004_schedulers_are_listed_with_the_paper() -> None:
+def test_jonglez20_schedulers_are_listed_with_the_paper() -> None:
     for name in ("srpt-ecf", "sa-ecf", "fcfs-minrtt", "srpt-minrtt"):
         cls = baselines.REGISTRY[name]
-        assert "seed 004" in cls.paper and not cls.deadline_aware
+        assert "[jonglez20]" in cls.paper and not cls.deadline_aware

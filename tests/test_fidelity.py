@@ -70,7 +70,7 @@ def test_in_order_receiver_delivers_in_sequence_within_the_buffer() -> None:
     assert np.all(delivered["delivery_ns"] >= delivered["arrival_ns"])
     occupancy = r.receive_buffer()
     assert occupancy["rbuf_bytes"].min() >= 0
-    assert occupancy["rbuf_bytes"].max() == r.summary["max_rbuf_bytes"] <= rbuf  # seed 003 eq. (1)
+    assert occupancy["rbuf_bytes"].max() == r.summary["max_rbuf_bytes"] <= rbuf  # [daps] eq. (1)
     assert r.summary["max_blocking_s"] > 0.05  # fast-path pieces wait for the 200 ms path
     cumulative = r.cumulative_delivery()
     assert cumulative["delivered_bytes"].iloc[-1] == delivered["size_bytes"].sum()

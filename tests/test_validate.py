@@ -13,7 +13,7 @@ import pytest
 from mpsched.experiments import validate
 from mpsched.experiments.cli import main
 
-# Seed 003 eq. (2) assumes the slow-path packet meets an empty queue. In this case the
+# [daps] eq. (2) assumes the slow-path packet meets an empty queue. In this case the
 # receive window reopens by ~10 packets at once near the end of each ~100 ms cycle (a
 # fast-path acknowledgement reports deliveries whose slow-path acknowledgements are still
 # on their way), and round-robin puts 5 of them back to back on the 10 Mbit/s path: the
@@ -64,7 +64,7 @@ def test_daps_blocking_within_5_percent_where_eq_2_assumption_holds(case: tuple[
 
 @pytest.mark.parametrize("case", validate.DAPS_TABLE_I, ids=_case_id)
 def test_figure_2_sequence_in_an_empty_network_waits_exactly_eq_2(case: tuple[float, float, float]) -> None:
-    """Seed 003 Fig. 2: one packet on the slow path, then the fast path fills the buffer,
+    """[daps] Fig. 2: one packet on the slow path, then the fast path fills the buffer,
     nothing else in flight. The first fast packet waits t_2 - t_1 = eq. (2) to the ns."""
     c_f, c_s, r_s = case
     assert validate.figure_2_blocking(c_f, c_s, r_s) == pytest.approx(r_s / 2 + 12 / c_s - 10 - 12 / c_f, abs=1e-6)

@@ -177,7 +177,7 @@ static void lia_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
     add_real(s, p, &p->lia_acc, coupled < single ? coupled : single);
 }
 
-/* Khalili et al., "MPTCP is not Pareto-optimal" (seed 002 eq. (2)). */
+/* Khalili et al., "MPTCP is not Pareto-optimal" ([matsufuji18] eq. (2)). */
 static void olia_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
     mps_path *p = &s->paths[j];
     int64_t max_w = 0;

@@ -1,5 +1,5 @@
 /* DEMS, DAMS, DAMS-C and DAMS-Robust (mpsched.baselines.dams): block-splitting schedulers
- * of the DAMS paper (seed 000). The Python module is the specification; every operation
+ * of the DAMS paper [dams]. The Python module is the specification; every operation
  * on doubles below is the same, in the same order. */
 #include <float.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* DAPS, delay-aware packet scheduling, with blind round-robin as its fallback
- * (mpsched.baselines.daps; Kuhn et al., seed 003, Algorithm 3 and eqs. (5)-(6)). */
+ * (mpsched.baselines.daps; Kuhn et al., [daps], Algorithm 3 and eqs. (5)-(6)). */
 #include "families.h"
 
 /* Per-episode state: int64 words, P = n_paths. */

@@ -31,7 +31,7 @@ static int64_t queued_bytes(const mps_sim *s) {
 /* ECF: state is the connection's "waiting" flag. param[0] = beta, param[1] = rate_thresholds. */
 static size_t ecf_state_bytes(const mps_sim *s) { return sizeof(int64_t); }
 
-/* Seed 004 eq. (3) for n paths: 16e9 k <= sum over paths p faster than j of
+/* [jonglez20] eq. (3) for n paths: 16e9 k <= sum over paths p faster than j of
  * rate_bps_p * (srtt_j - srtt_p). */
 static int ecf_within_threshold(const mps_sim *s, int j, int64_t k) {
     const int64_t srtt_j = s->paths[j].srtt_ns;

@@ -1,4 +1,4 @@
-/* TCP-state-driven path selectors of seed 002 Sec. V (mpsched.baselines.rtx): LPC, LET
+/* TCP-state-driven path selectors of [matsufuji18] Sec. V (mpsched.baselines.rtx): LPC, LET
  * and the RTX-aware SPDX, LPCX, LETX. Blocks are FIFO; the deciding path sends when it
  * is the selector's choice among the candidates and waits otherwise. */
 #include "families.h"

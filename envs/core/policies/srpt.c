@@ -1,11 +1,11 @@
-/* Stream-aware schedulers of seed 004 (mpsched.baselines.srpt): SRPT-ECF, SA-ECF and
+/* Stream-aware schedulers of [jonglez20] (mpsched.baselines.srpt): SRPT-ECF, SA-ECF and
  * SRPT-minRTT (FCFS-minRTT is MinRTT's twin). The reals are binary64, computed with the
  * same operations in the same order as the Python specification. */
 #include <math.h>
 
 #include "families.h"
 
-/* The paper's network model (seed 004 Sec. II) at a decision point: D_p = srtt_p / 2 ns,
+/* The paper's network model ([jonglez20] Sec. II) at a decision point: D_p = srtt_p / 2 ns,
  * R_p = rate_bps_p / 8e9 bytes/ns, paths ranked by (srtt, index), and the S_lim threshold
  * of each path: sum over the paths ranked before it of R_q * (D_p - D_q) (eqs. (1)-(3)
  * for n paths). */
@@ -143,7 +143,7 @@ static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
 const mps_policy_def mps_policy_srpt_ecf = {"srpt-ecf", MPS_NO_PARAMS, srpt_ecf_state_bytes, NULL, srpt_ecf_decide};
 
 /* ------------------------------------------------------------------------- */
-/* SA-ECF (seed 004 Fig. 6, Sec. IV-C)                                       */
+/* SA-ECF ([jonglez20] Fig. 6, Sec. IV-C)                                       */
 /* ------------------------------------------------------------------------- */
 
 /* State: the block whose turn it is (-1 before the first) and the bytes it sent in it. */
