@@ -29,8 +29,8 @@ import numpy as np
 from ..envs import _core, registry
 from ..envs.episode import build_episode
 from ..envs.policy import WAIT, Observation
-from ..envs.scenario import Scenario
 from ..envs.pool import EpisodePool
+from ..envs.scenario import Scenario
 from .vec_env import refine_masks
 
 __all__ = ["EXPERTS", "Demonstrations", "demonstrations", "expert_policy"]
@@ -84,7 +84,9 @@ def _episode(expert: str, scenario: Scenario, seed: int, num_slots: int, max_pat
     obs_buf = np.zeros(dim, np.float32)
     mask_buf = np.zeros(num_slots + 1, np.bool_)
     slot_buf = np.full(num_slots, -1, np.int32)
-    observations, masks, actions = [], [], []
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    actions: list[int] = []
     while sim.next_decision() >= 0 and len(actions) < step_budget:
         sim.bind_obs(num_slots, max_paths, True, obs_buf, mask_buf, slot_buf)
         block = policy.decide(view)

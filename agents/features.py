@@ -22,7 +22,7 @@ loaded with the model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -31,10 +31,12 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+from ..envs.env import PATH_FEATURES, SLOT_FEATURES
+
 __all__ = ["FlatExtractor", "SlotSetExtractor", "SlotPolicy", "EXTRACTORS", "slot_dims"]
 
-_SLOT_BASE = 6          # valid, remaining, time to deadline, priority, weight, size
-_PATH_FEATURES = 8      # present, srtt, rttvar, cwnd, inflight, rate, recovery, can send
+_SLOT_BASE = len(SLOT_FEATURES)
+_PATH_FEATURES = len(PATH_FEATURES)
 _DERIVED = 3            # packets in flight on the deciding path, packets queued ahead, expired
 _MIN_STD = 1e-3
 
@@ -64,6 +66,9 @@ class FlatExtractor(BaseFeaturesExtractor):
     num_slots : int
         K (kept so that every extractor is built the same way).
     """
+
+    mean: torch.Tensor
+    std: torch.Tensor
 
     def __init__(self, observation_space: gym.spaces.Box, num_slots: int = 16) -> None:
         dim = int(observation_space.shape[0])
@@ -99,6 +104,11 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         Width of a path embedding.
     """
 
+    slot_mean: torch.Tensor
+    slot_std: torch.Tensor
+    path_mean: torch.Tensor
+    path_std: torch.Tensor
+
     def __init__(self, observation_space: gym.spaces.Box, num_slots: int = 16, embed_dim: int = 32,
                  path_dim: int = 32) -> None:
         K = int(num_slots)
@@ -128,7 +138,8 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         # earliest-deadline sender would send before it.
         ahead = torch.cumsum(remaining, dim=1) - remaining
         expired = (slots[..., 2] <= 0).float() * valid
-        return torch.cat([slots, inflight_here[..., None], ahead[..., None], expired[..., None]], -1), valid, paths, deciding
+        features = torch.cat([slots, inflight_here[..., None], ahead[..., None], expired[..., None]], -1)
+        return features, valid, paths, deciding
 
     def fit_normalization(self, observations: np.ndarray) -> None:
         """Statistics of the occupied slots' and present paths' features."""
@@ -207,17 +218,21 @@ class SlotPolicy(MaskableActorCriticPolicy):
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        ex = self.features_extractor
+        ex = cast(SlotSetExtractor, self.features_extractor)  # __init__ insists on it
         hidden = self.net_arch[0] if isinstance(self.net_arch, list) and self.net_arch else self.net_arch
         hidden = int(hidden) if isinstance(hidden, int) else 64
         summary = ex.features_dim - ex.num_slots * ex.embed_dim
-        self.mlp_extractor = SlotHeads(ex.num_slots, ex.embed_dim, summary, hidden)
+        # SB3 types mlp_extractor as MlpExtractor; any module with its latent_dim_* and forward_* will do
+        self.mlp_extractor = SlotHeads(ex.num_slots, ex.embed_dim, summary, hidden)  # type: ignore[assignment]
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         # The heads already give one logit per action: no linear layer mixes the slots.
         self.action_net = nn.Identity()
-        for head in (self.mlp_extractor.slot_score, self.mlp_extractor.wait_score):
-            nn.init.orthogonal_(head[-1].weight, gain=0.01)
-            nn.init.zeros_(head[-1].bias)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        heads = cast(SlotHeads, self.mlp_extractor)  # _build_mlp_extractor's
+        for head in (heads.slot_score, heads.wait_score):
+            last = cast(nn.Linear, head[-1])  # SlotHeads' scores end in a linear layer
+            nn.init.orthogonal_(last.weight, gain=0.01)
+            nn.init.zeros_(last.bias)
+        self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3: optimizer_class takes lr
+            self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

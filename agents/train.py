@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -163,7 +163,7 @@ def _sample_observations(env: VecEnv, steps: int, seed: int) -> np.ndarray:
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
         obs, _, _, _ = env.step(actions)
         out.append(obs)
-    return np.concatenate(out)
+    return np.concatenate(cast(list[np.ndarray], out))  # Box observations: arrays
 
 
 def behaviour_clone(model: Any, algo: str, demos: Demonstrations, epochs: int, batch_size: int,
@@ -259,7 +259,9 @@ def evaluate_batched(model: Any, algo: str, pool: EpisodePool, num_slots: int, m
     running = np.ones(len(episodes), dtype=bool)
     while running.any():
         actions = greedy_actions(model, algo, obs, env.action_masks())
-        obs, rewards, dones, _ = env.step(actions)
+        # NativeVecEnv.step_wait returns arrays; SB3 types VecEnv.step for any observation space
+        obs, rewards, dones, _ = cast(tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]],
+                                      env.step(actions))
         returns += rewards * running
         running &= ~dones
     rates = np.where(totals > 0, returns / np.maximum(totals, 1e-12), 0.0)

@@ -20,7 +20,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from ..envs.env import MultipathDeadlineEnv
+from ..envs.env import SLOT_FEATURES, MultipathDeadlineEnv
 from ..envs.episode import build_episode
 from ..envs.pool import EpisodePool
 from ..envs.scenario import Scenario
@@ -28,8 +28,8 @@ from ..envs.vector import MultipathDeadlineVectorEnv
 
 __all__ = ["NativeVecEnv", "PoolEnv", "make_pool_env", "refine_masks"]
 
-_SLOT_BASE = 6
-_TIME_TO_DEADLINE = 2
+_SLOT_BASE = len(SLOT_FEATURES)
+_TIME_TO_DEADLINE = SLOT_FEATURES.index("time_to_deadline_s")
 
 
 def refine_masks(masks: np.ndarray, observations: np.ndarray, num_slots: int, max_paths: int) -> np.ndarray:
@@ -152,6 +152,8 @@ class NativeVecEnv(VecEnv):
 class PoolEnv(gym.Wrapper):
     """One scalar :class:`MultipathDeadlineEnv` drawing its episodes from a pool (for
     SB3's DummyVecEnv, the comparison of :class:`NativeVecEnv`), with the same masks."""
+
+    env: MultipathDeadlineEnv
 
     def __init__(self, pool: EpisodePool, num_slots: int = 16, max_paths: int | None = None, seed: int = 0,
                  mask_expired: bool = True) -> None:

@@ -34,7 +34,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from mpsched.agents.train import train
 from mpsched.experiments.suite import load_suite
 
@@ -68,7 +67,8 @@ class Method:
             overrides.append(f"expert_steps={expert_steps}")
         steps = expert_steps if self.algo == "bc" else rl_steps
         split = load_suite(SUITE)
-        result = train(self.algo, split.pool("train"), split.pool("test"), steps, out, from_expert=self.expert, seed=seed, overrides=overrides,
+        result = train(self.algo, split.pool("train"), split.pool("test"), steps, out, from_expert=self.expert,
+                       seed=seed, overrides=overrides,
                        progress=False, log=lambda line: None)
         final = result.evaluations[-1]
         if final["episodes"] != TEST_EPISODES:

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from mpsched.envs import registry
 from mpsched.envs.scenario import Scenario
 from mpsched.envs.simulate import simulate

@@ -21,13 +21,12 @@ import time
 
 import numpy as np
 import torch
-from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.utils import get_action_masks
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
-
 from mpsched.agents.train import _algo_kwargs, _policy_setup, load_hyperparams
 from mpsched.agents.vec_env import NativeVecEnv, make_pool_env
 from mpsched.experiments.suite import load_suite
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.utils import get_action_masks
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor
 
 
 def steps_per_second(env: VecEnv, steps: int, extractor: str, seed: int) -> float:

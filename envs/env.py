@@ -16,16 +16,23 @@ from .errors import ActionError
 from .scenario import Scenario
 from .scenarios import DEFAULT, resolve
 
-__all__ = ["MultipathDeadlineEnv", "observation_layout"]
+__all__ = ["MultipathDeadlineEnv", "PATH_FEATURES", "SLOT_FEATURES", "observation_layout"]
 
 INVALID_ACTION_MODES = ("raise", "wait")
 _MAX_SEED = 2**63
 
 
+SLOT_FEATURES: tuple[str, ...] = tuple(_core.OBS_SLOT_FEATURES)
+"""The features of a block slot, in order (the core's, envs/core/obs.h); each slot then
+holds the block's packets in flight on each of the Pmax paths."""
+PATH_FEATURES: tuple[str, ...] = tuple(_core.OBS_PATH_FEATURES)
+"""The features of a path entry, in order (the core's, envs/core/obs.h)."""
+
+
 def observation_layout(num_slots: int, max_paths: int) -> dict[str, slice]:
     """Where each part of the flat observation lives (see the environment docstring)."""
-    block = (6 + max_paths) * num_slots
-    paths = block + 8 * max_paths
+    block = (len(SLOT_FEATURES) + max_paths) * num_slots
+    paths = block + len(PATH_FEATURES) * max_paths
     return {"blocks": slice(0, block), "paths": slice(block, paths), "deciding_path": slice(paths, paths + max_paths)}
 
 
@@ -36,15 +43,15 @@ def observation_space(dim: int) -> spaces.Box:
 
 
 def _check_kwargs(scenario: Scenario, num_slots: Any, max_paths: Any, invalid_action: Any) -> tuple[int, int]:
-    if isinstance(num_slots, bool) or not isinstance(num_slots, (int, np.integer)) or not 1 <= num_slots <= _core.MAX_SLOTS:
+    integer = (int, np.integer)
+    if isinstance(num_slots, bool) or not isinstance(num_slots, integer) or not 1 <= num_slots <= _core.MAX_SLOTS:
         raise ValueError(f"num_slots: got {num_slots!r}; expected an integer in [1, {_core.MAX_SLOTS}]")
     n_paths = len(scenario.paths)
     if max_paths is None:
         max_paths = n_paths
-    if isinstance(max_paths, bool) or not isinstance(max_paths, (int, np.integer)) or not n_paths <= max_paths <= _core.MAX_PATHS:
-        raise ValueError(
-            f"max_paths: got {max_paths!r}; expected an integer in [{n_paths} (paths of {scenario.name!r}), {_core.MAX_PATHS}]"
-        )
+    if isinstance(max_paths, bool) or not isinstance(max_paths, integer) or not n_paths <= max_paths <= _core.MAX_PATHS:
+        raise ValueError(f"max_paths: got {max_paths!r}; expected an integer in "
+                         f"[{n_paths} (paths of {scenario.name!r}), {_core.MAX_PATHS}]")
     if invalid_action not in INVALID_ACTION_MODES:
         raise ValueError(f"invalid_action: got {invalid_action!r}; expected one of {INVALID_ACTION_MODES}")
     return int(num_slots), int(max_paths)
@@ -88,11 +95,11 @@ class MultipathDeadlineEnv(gym.Env):
 
     A flat `Box(float32 min, float32 max, (K * (6 + Pmax) + 9 * Pmax,), float32)`:
 
-    | part | per entry |
-    |---|---|
-    | K block slots | valid, remaining packets to send, time to deadline [s], priority, weight, size [packets], packets in flight on each of Pmax paths |
-    | Pmax paths | present, srtt [s], rttvar [s], cwnd [packets] (0 for `ideal`), packets in flight, delivery-rate estimate [Mbit/s], in recovery, can send |
-    | Pmax | one-hot of the deciding path |
+    - K block slots, each: valid, remaining packets to send, time to deadline [s],
+      priority, weight, size [packets], packets in flight on each of Pmax paths;
+    - Pmax paths, each: present, srtt [s], rttvar [s], cwnd [packets] (0 for `ideal`),
+      packets in flight, delivery-rate estimate [Mbit/s], in recovery, can send;
+    - Pmax: one-hot of the deciding path.
 
     Slots hold the blocks that have bytes to send, most urgent first: unexpired blocks by
     earliest deadline, then expired ones, most recently expired first.
@@ -145,7 +152,8 @@ class MultipathDeadlineEnv(gym.Env):
         self.scenario = resolve(scenario)
         self.num_slots, self.max_paths = _check_kwargs(self.scenario, num_slots, max_paths, invalid_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: got {render_mode!r}; expected None or one of {self.metadata['render_modes']}")
+            raise ValueError(f"render_mode: got {render_mode!r}; expected None or one of "
+                             f"{self.metadata['render_modes']}")
         self.render_mode = render_mode
         self.invalid_action = invalid_action
         dim = _core.obs_dim(self.num_slots, self.max_paths)
@@ -158,7 +166,8 @@ class MultipathDeadlineEnv(gym.Env):
         self._done = True
         self.episode_seed: int | None = None
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         episode_seed = int(seed) if seed is not None else int(self.np_random.integers(_MAX_SEED))
         self.episode_seed = episode_seed
@@ -170,7 +179,7 @@ class MultipathDeadlineEnv(gym.Env):
         return self._obs.copy(), {"path": path, "time_s": now_ns * 1e-9}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if self._done:
+        if self._done or self._sim is None:  # the Sim exists whenever an episode runs (reset)
             raise RuntimeError("the episode is over: call reset() before step()")
         try:
             reward, self._done, path, now_ns = self._sim.obs_step(action)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from . import _core
+from .bandwidth import BandwidthSchedule, build_bandwidth
 from .errors import ScenarioError
 from .scenario import CrossFlowSpec, LossSpec, PathSpec, Scenario
-from .traces import BandwidthSchedule, build_bandwidth
 from .workloads import BlockTable, generate_workload
 
 __all__ = ["Episode", "build_episode", "loss_threshold"]
@@ -197,9 +197,10 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
         if p.link is not None:
             path_links.append(index[p.link])
         else:
+            # a path without a shared link has its own bottleneck (PathSpec.from_dict)
             path_links.append(len(bandwidths))
-            bandwidths.append(p.bandwidth)
-            queues.append(p.queue_bytes)
+            bandwidths.append(cast(dict[str, Any], p.bandwidth))
+            queues.append(cast(int, p.queue_bytes))
     schedules = tuple(build_bandwidth(bw, scenario.base_dir, trace_rng) for bw in bandwidths)
     cross_links = tuple(index[c.link] for c in scenario.cross_traffic)
     core_seed = int(core_seq.generate_state(1, dtype=np.uint64)[0])
@@ -214,7 +215,7 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
 
     t = scenario.transport
     packet = min(t.mss_bytes, max(1, int(np.median(blocks.size_bytes)))) + t.header_bytes
-    subflows = [(p, k) for p, k in zip(scenario.paths, path_links)]
+    subflows: list[tuple[PathSpec | CrossFlowSpec, int]] = [(p, k) for p, k in zip(scenario.paths, path_links)]
     subflows += [(c, k) for c, k in zip(scenario.cross_traffic, cross_links)]
     rings = tuple(
         _ring_capacity(schedules[k].peak_bps(), int(round(f.rtt_s * _NS_PER_S)), queues[k],

@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from .bandwidth import BandwidthSchedule, build_bandwidth, normalize_bandwidth
 from .errors import ScenarioError
-from .traces import BandwidthSchedule, build_bandwidth, normalize_bandwidth
 from .validate import check_choice, check_integer, check_keys, check_mapping, check_number, check_text
 from .workloads import generate_workload, normalize_workload
 
@@ -578,7 +578,8 @@ class Scenario:
             raise ScenarioError("cross_traffic", [c.name for c in cross], "distinct cross-flow names")
         own_links = sum(p.link is None for p in paths)
         if own_links + len(links) > 16:
-            raise ScenarioError("links", len(links), f"at most 16 bottlenecks in all ({own_links} paths have their own)")
+            raise ScenarioError("links", len(links),
+                                f"at most 16 bottlenecks in all ({own_links} paths have their own)")
 
         if "workload" not in d:
             raise ScenarioError("workload", None, "a workload mapping with a type")

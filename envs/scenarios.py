@@ -58,7 +58,8 @@ def _rtt(rtt2_ms: int) -> dict[str, Any]:
 def _bw(bw1: float, bw2: float) -> dict[str, Any]:
     return {
         "name": f"dams-bw-{_fmt(bw1)}-{_fmt(bw2)}",
-        "description": f"DAMS Fig. 8: paths {_fmt(bw1)} and {_fmt(bw2)} Mbit/s, RTT 10/20 ms, 0.01 % loss, AVC 4.3 Mbit/s",
+        "description": f"DAMS Fig. 8: paths {_fmt(bw1)} and {_fmt(bw2)} Mbit/s, RTT 10/20 ms, 0.01 % loss, "
+                       "AVC 4.3 Mbit/s",
         "duration_s": _DURATION_S,
         "paths": [
             {"name": "path1", "bandwidth": bw1, "rtt_ms": 10, "loss": 0.0001},
@@ -90,7 +91,8 @@ def _dynamic(setting: int, rtt2_ms: int) -> dict[str, Any]:
 
 
 def _builders() -> dict[str, Callable[[], dict[str, Any]]]:
-    table: dict[str, Callable[[], dict[str, Any]]] = {}
+    # Callable[..., ...]: each builder binds its loop values as default arguments.
+    table: dict[str, Callable[..., dict[str, Any]]] = {}
     for r in _RTT2_MS:
         table[f"dams-rtt-{r}"] = lambda r=r: _rtt(r)
     for b1, b2 in _BW_PAIRS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeGuard, cast
 
 from . import _core, registry
 from .episode import Episode, build_episode
@@ -16,6 +16,12 @@ from .scenario import Scenario
 from .scenarios import resolve
 
 __all__ = ["simulate", "simulate_episode", "resolve_policy", "policy_name", "drive"]
+
+
+class _SimulatingPolicy(Protocol):
+    """A policy that runs whole episodes itself (the optimum)."""
+
+    def simulate(self, scenario: Scenario, *, seed: int, drop_expired: bool) -> EpisodeResult: ...
 
 
 def resolve_policy(policy: str | Policy | DecidingPolicy) -> Any:
@@ -41,7 +47,7 @@ def drive(sim: _core.Sim, policy: Policy | DecidingPolicy, path_names: tuple[str
     otherwise decision by decision through the step API."""
     native = getattr(policy, "native", None) if getattr(policy, "use_native", False) else None
     if native:
-        sim.run(native, policy.native_params())
+        sim.run(native, cast(Policy, policy).native_params())  # only a Policy has a native twin
         return
     obs = Observation(sim, path_names)
     reset = getattr(policy, "reset", None)
@@ -91,7 +97,7 @@ def simulate(scenario: Scenario | str | Path | Mapping[str, Any], policy: str | 
     return simulate_episode(build_episode(sc, seed), pol, drop_expired)
 
 
-def _simulates_itself(policy: Any) -> bool:
+def _simulates_itself(policy: Any) -> TypeGuard[_SimulatingPolicy]:
     """An object that runs whole episodes (the optimum) rather than deciding."""
     return callable(getattr(policy, "simulate", None)) and not callable(getattr(policy, "decide", None))
 

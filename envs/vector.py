@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -59,7 +59,8 @@ class MultipathDeadlineVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: got {num_envs!r}; expected an integer >= 1")
         many = isinstance(scenario, Sequence) and not isinstance(scenario, (str, bytes))
-        pool = [resolve(s) for s in scenario] if many else [resolve(scenario)]
+        pool = ([resolve(s) for s in cast(Sequence[ScenarioLike], scenario)] if many
+                else [resolve(cast(ScenarioLike, scenario))])
         if not pool:
             raise ValueError("scenario: an empty sequence of scenarios")
         if max_paths is None:
@@ -91,9 +92,10 @@ class MultipathDeadlineVectorEnv(VectorEnv):
             self._env_rngs[i] = seeding.np_random(seed)[0]
             episode_seed = int(seed)
         else:
-            if self._env_rngs[i] is None:
-                self._env_rngs[i] = seeding.np_random()[0]
-            episode_seed = int(self._env_rngs[i].integers(_MAX_SEED))
+            rng = self._env_rngs[i]
+            if rng is None:
+                rng = self._env_rngs[i] = seeding.np_random()[0]
+            episode_seed = int(rng.integers(_MAX_SEED))
         return build_episode(self.scenarios[i], episode_seed).make_sim()
 
     def reset(self, *, seed: int | Sequence[int] | None = None,
@@ -105,7 +107,7 @@ class MultipathDeadlineVectorEnv(VectorEnv):
             super().reset(seed=int(seed))
             seeds = [int(seed) + i for i in range(self.num_envs)]
         else:
-            seeds = list(seed)
+            seeds = list(cast(Sequence[int], seed))
             if len(seeds) != self.num_envs:
                 raise ValueError(f"seed: got {len(seeds)} seeds for {self.num_envs} sub-environments")
         sims = [self._new_sim(i, s) for i, s in enumerate(seeds)]
@@ -132,7 +134,7 @@ class MultipathDeadlineVectorEnv(VectorEnv):
         infos: dict[str, Any] = {}
         if ended:
             for i in np.flatnonzero(terminations):
-                infos = self._add_info(infos, {"final_obs": self._obs[i].copy(), "final_info": {}}, i)
+                infos = self._add_info(infos, {"final_obs": self._obs[i].copy(), "final_info": {}}, int(i))
                 self._batch.set(int(i), self._new_sim(int(i), None))
         return self._out(self._obs), rewards, terminations, self._truncations.copy(), infos
 

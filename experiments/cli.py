@@ -18,30 +18,24 @@ __all__ = ["main"]
 # A stable setting of the DAMS paper (Fig. 7) where the path RTTs differ enough for the
 # schedulers to part ways; the overloaded built-ins leave every FIFO scheduler near 0.
 _DEMO_SCENARIO = "dams-rtt-120"
-_TABLE_METRICS = (
-    ("on_time_rate", "on-time", "{:.3f}"),
-    ("weighted_on_time_rate", "weighted", "{:.3f}"),
-    ("high_priority_on_time_rate", "high-prio", "{:.3f}"),
-    ("goodput_bps", "goodput Mb/s", "{:.2f}"),
-    ("rebuffer_s", "rebuffer s", "{:.2f}"),
-    ("efficiency", "efficiency", "{:.3f}"),
-    ("bytes_wasted", "wasted MB", "{:.2f}"),
-)
-
-
-def _cell(key: str, fmt: str, value: Any) -> str:
-    if isinstance(value, float) and math.isnan(value):
-        return "-"
-    if key == "goodput_bps":
-        value = value / 1e6
-    elif key == "bytes_wasted":
-        value = value / 1e6
-    return fmt.format(value)
+_TABLE_METRICS = ("on_time_rate", "weighted_on_time_rate", "high_priority_on_time_rate", "goodput_bps", "rebuffer_s",
+                  "efficiency", "bytes_wasted")
+"""The columns of the command line's tables, shown as reports show them
+(:func:`mpsched.experiments.report.stats.metric_format`)."""
 
 
 def _table(rows: list[dict[str, Any]], first: str) -> str:
-    header = [first] + [label for _, label, _ in _TABLE_METRICS]
-    body = [[str(r[first])] + [_cell(k, f, r[k]) for k, _, f in _TABLE_METRICS] for r in rows]
+    from .report.stats import metric_format
+
+    shown = [metric_format(k) for k in _TABLE_METRICS]
+
+    def cell(i: int, value: Any) -> str:
+        if isinstance(value, float) and math.isnan(value):
+            return "-"
+        return shown[i].fmt.format(value * shown[i].scale)
+
+    header = [first] + [m.heading() for m in shown]
+    body = [[str(r[first])] + [cell(i, r[k]) for i, k in enumerate(_TABLE_METRICS)] for r in rows]
     widths = [max(len(row[i]) for row in [header] + body) for i in range(len(header))]
     lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths)))]
     lines.append("  ".join("-" * w for w in widths))
@@ -111,10 +105,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"scenario: {scenario.name}: {scenario.description}")
     from ..envs import registry
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for policy in registry.ids("baseline"):
         results = [simulate(scenario, policy, seed=s) for s in range(args.seeds)]
-        mean = {k: sum(r.summary[k] for r in results) / len(results) for k, _, _ in _TABLE_METRICS}
+        mean = {k: sum(r.summary[k] for r in results) / len(results) for k in _TABLE_METRICS}
         rows.append({"policy": policy, **mean})
     rows.sort(key=lambda r: -r["weighted_on_time_rate"])
     print(_table(rows, "policy"))
@@ -185,7 +179,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _validate(results: Path, sample: int, seed: int) -> bool:
-    from .report import validate
+    from .replay import validate
 
     problems = validate(results, sample=sample, seed=seed)
     for line in problems:

@@ -211,8 +211,8 @@ class PolicySpec:
         policy = self.build()
         if self.kind == "optimum":
             keep = {} if rival_results is None else rival_results
-            candidates = {f"{p.label}{'+drop' if drop else ''} (suite)": partial(_run_rival, p, scenario, seed, drop, keep)
-                          for p, drop in rivals}
+            candidates = {f"{p.label}{'+drop' if drop else ''} (suite)":
+                          partial(_run_rival, p, scenario, seed, drop, keep) for p, drop in rivals}
             return policy.simulate(scenario, seed=seed, drop_expired=drop_expired, candidates=candidates)
         return _simulate(scenario, policy, seed, drop_expired, episode)
 

@@ -203,12 +203,12 @@ def plan_tasks(episodes: Sequence[EpisodeSpec], workers: int, max_episodes: int 
     for e in solo:
         if e.key in riding:
             continue
-        run = (e, *riders.get(e.key, ()))
+        together = (e, *riders.get(e.key, ()))
         resources: dict[str, float] = {}
-        for x in run:
+        for x in together:
             for name, value in x.policy.resources.items():
                 resources[name] = max(resources.get(name, 0.0), value)
-        tasks.append(Task(run, resources))
+        tasks.append(Task(together, resources))
     return tasks
 
 

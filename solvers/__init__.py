@@ -32,8 +32,8 @@ from .solve import (
     STATUSES,
     ModelTooLargeError,
     Progress,
-    SolveResult,
     SolverError,
+    SolveResult,
     solve,
 )
 from .sweep import solve_sweep

@@ -44,7 +44,7 @@ class Allocation:
     bytes: np.ndarray
     delivered: np.ndarray
 
-    def complete(self, problem: SlotProblem, chosen: Sequence[int]) -> bool:
+    def complete(self, problem: SlotProblem, chosen: Sequence[int] | np.ndarray) -> bool:
         """Whether every chosen block got all its bytes."""
         idx = np.asarray(chosen, dtype=np.int64)
         return bool(np.all(self.delivered[idx] == problem.size_bytes[idx]))
@@ -86,13 +86,13 @@ def link_windows(problem: SlotProblem) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return links, first.astype(np.int64), end, via
 
 
-def allocate(problem: SlotProblem, chosen: Sequence[int]) -> Allocation:
+def allocate(problem: SlotProblem, chosen: Sequence[int] | np.ndarray) -> Allocation:
     """An integral maximum flow of the chosen blocks into the link capacities.
 
     Parameters
     ----------
     problem : SlotProblem
-    chosen : sequence of int
+    chosen : sequence of int or numpy.ndarray
         Block indices.
 
     Returns
@@ -158,7 +158,7 @@ def allocate(problem: SlotProblem, chosen: Sequence[int]) -> Allocation:
     )
 
 
-def repair(problem: SlotProblem, chosen: Sequence[int]) -> tuple[np.ndarray, Allocation]:
+def repair(problem: SlotProblem, chosen: Sequence[int] | np.ndarray) -> tuple[np.ndarray, Allocation]:
     """The largest-weight feasible subset found by dropping blocks that do not fit.
 
     While the maximum flow leaves some chosen block short, the short block with the least

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..envs.bandwidth import BandwidthSchedule
 from ..envs.episode import Episode
-from ..envs.traces import BandwidthSchedule
 
 __all__ = ["SlotProblem", "build_problem", "cumulative_work", "MODELS"]
 

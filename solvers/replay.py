@@ -205,7 +205,8 @@ def optimum(
     """
     sc = resolve(scenario)
     seed = sc.seed if seed is None else seed
-    kwargs = {"slot_ms": slot_ms, "time_limit_s": time_limit_s, "threads": threads, "seed": seed, "backend": backend}
+    kwargs: dict[str, Any] = {"slot_ms": slot_ms, "time_limit_s": time_limit_s, "threads": threads, "seed": seed,
+                              "backend": backend}
     conservative = solve(sc, model="conservative", **kwargs)
     relaxed = solve(sc, model="relaxed", **kwargs)
     ideal = build_episode(with_ideal_cc(sc), seed)

@@ -193,7 +193,8 @@ class SolveResult:
 
 
 def _check_args(slot_ms: float, time_limit_s: float, threads: int, model: str, backend: str) -> None:
-    if not isinstance(slot_ms, (int, float)) or isinstance(slot_ms, bool) or not slot_ms > 0 or not math.isfinite(slot_ms):
+    number = isinstance(slot_ms, (int, float)) and not isinstance(slot_ms, bool)
+    if not number or not (slot_ms > 0 and math.isfinite(slot_ms)):
         raise SolverError(f"slot_ms: got {slot_ms!r}; expected a positive number of milliseconds")
     if not isinstance(time_limit_s, (int, float)) or isinstance(time_limit_s, bool) or not time_limit_s > 0:
         raise SolverError(f"time_limit_s: got {time_limit_s!r}; expected a positive number of seconds")

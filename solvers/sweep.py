@@ -181,15 +181,15 @@ def _run(capacity: np.ndarray, first: np.ndarray, end: np.ndarray, order: np.nda
         cum.append([0] * len(cum[0]))
     ends = np.maximum(end, first[:, None]).tolist()
     firsts = first.tolist()
-    order = [int(b) for b in order]
+    blocks = [int(b) for b in order]
     states: list[tuple[float, int, int, int, int]] = [(0.0, 0, 0, 0, -1)]
     parents: list[tuple[int, int]] = []  # (block, parent) of every segment that took a block
     widest = 1
-    for n_done, b in enumerate(order):
+    for n_done, b in enumerate(blocks):
         if deadline is not None and n_done % 64 == 0 and time.monotonic() > deadline:
             return None
         if progress is not None and n_done % 256 == 0:
-            progress(n_done, len(order), max(st[0] for st in states))
+            progress(n_done, len(blocks), max(st[0] for st in states))
         s1, s2 = cum[0][firsts[b]], cum[1][firsts[b]]
         e1 = cum[0][ends[b][0]]
         e2 = cum[1][ends[b][1]] if two else s2

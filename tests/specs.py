@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
-
 from mpsched.envs import _core
 
 MS = 1_000_000

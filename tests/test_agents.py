@@ -22,9 +22,9 @@ from mpsched.agents.features import SlotSetExtractor  # noqa: E402
 from mpsched.agents.model import greedy_actions  # noqa: E402
 from mpsched.agents.train import TrainingError, load_hyperparams, train  # noqa: E402
 from mpsched.agents.vec_env import NativeVecEnv, PoolEnv  # noqa: E402
-from mpsched.envs.pool import EpisodePool  # noqa: E402
 from mpsched.envs import PolicyError, simulate  # noqa: E402
 from mpsched.envs.env import MultipathDeadlineEnv  # noqa: E402
+from mpsched.envs.pool import EpisodePool  # noqa: E402
 from mpsched.envs.scenarios import resolve  # noqa: E402
 from mpsched.experiments.suite import PolicySpec, SuiteError, load_suite  # noqa: E402
 

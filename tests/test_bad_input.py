@@ -8,12 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from mpsched.envs import registry
-from mpsched.envs import ActionError, PolicyError, Scenario, ScenarioError, TraceError, _core, simulate
+from mpsched.envs import ActionError, PolicyError, Scenario, ScenarioError, TraceError, _core, registry, simulate
 from mpsched.envs.env import MultipathDeadlineEnv
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
-
 from specs import make_sim
 
 GOOD = {
@@ -156,7 +153,8 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
     ("receive buffer below a packet", lambda t: Scenario.from_dict(
         {**GOOD, "receiver": {"type": "in_order", "rbuf_bytes": 100}}), ScenarioError, r"receiver\.rbuf_bytes"),
     ("unknown sequence", lambda t: Scenario.from_dict(
-        {**GOOD, "receiver": {"type": "in_order", "sequence": "random"}}), ScenarioError, r"receiver\.sequence.*'random'"),
+        {**GOOD, "receiver": {"type": "in_order", "sequence": "random"}}), ScenarioError,
+     r"receiver\.sequence.*'random'"),
     ("malformed YAML", lambda t: (t / "s.yaml").write_text("paths: [\n") and Scenario.from_yaml(t / "s.yaml"),
      ScenarioError, r"YAML"),
     ("unknown scenario name", lambda t: simulate("dams-rtt-41", "minrtt"), ScenarioError, r"dams-rtt-41"),
@@ -187,7 +185,8 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
     ("core: link out of range", lambda t: make_sim(core_spec(link=3)), ValueError, r"paths\[0\]\.link: 3"),
     ("core: coupled cross flow", lambda t: make_sim(core_spec(cross=[cross_flow(cc="olia")])), ValueError,
      r"cross\[0\]\.cc"),
-    ("core: cross flow stops before it starts", lambda t: make_sim(core_spec(cross=[cross_flow(start_ns=9, stop_ns=1)])),
+    ("core: cross flow stops before it starts",
+     lambda t: make_sim(core_spec(cross=[cross_flow(start_ns=9, stop_ns=1)])),
      ValueError, r"cross\[0\].*start_ns 9"),
     ("core: receive buffer below a packet", lambda t: make_sim(core_spec(rbuf_bytes=100)), ValueError, r"rbuf_bytes"),
     ("core: unknown receiver", lambda t: make_sim(core_spec(receiver="sack")), ValueError, r"sack"),

@@ -11,22 +11,19 @@ specification.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-
 from mpsched import baselines
-from mpsched.envs import registry
 from mpsched.baselines.dams import water_fill
-from mpsched.envs import PolicyError, simulate
+from mpsched.envs import PolicyError, registry, simulate
 from mpsched.envs.episode import build_episode
 from mpsched.envs.results import EpisodeResult
 from mpsched.envs.scenarios import resolve
 from mpsched.envs.simulate import drive
-
 from specs import most_waiting
 
 MS = 1_000_000
@@ -253,7 +250,7 @@ BELOW_BITRATE = [f"dams-bw-{a:g}-{b:g}" for a, b in ((3.0, 3.5), (2.5, 3.0), (2.
 DYNAMIC_SCENARIOS = [f"dams-dynamic-{s}-rtt-{r}" for s in (1, 2) for r in (40, 80)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def on_time_rate(scenario: str, policy: str) -> float:
     """Blocks on time / blocks, averaged over the five seeds (the paper's five runs)."""
     return float(np.mean([simulate(scenario, policy, seed=s).summary["on_time_rate"] for s in SEEDS]))

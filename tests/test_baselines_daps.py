@@ -16,10 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from mpsched import baselines
-from mpsched.envs import registry
-from mpsched.envs import EpisodeResult, PolicyError, simulate
+from mpsched.envs import EpisodeResult, PolicyError, registry, simulate
 
 PACKET = 1500  # L of [daps] Sec. II-C
 

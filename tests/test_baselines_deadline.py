@@ -7,10 +7,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-
 from mpsched import baselines
-from mpsched.envs import registry
-from mpsched.envs import PolicyError, simulate
+from mpsched.envs import PolicyError, registry, simulate
 from mpsched.experiments.cli import main
 
 MS = 1_000_000

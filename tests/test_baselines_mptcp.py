@@ -16,16 +16,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
-
-from mpsched.envs import registry
 from mpsched.baselines.mptcp import ecf_waits
-from mpsched.envs import PolicyError, simulate
+from mpsched.envs import PolicyError, registry, simulate
 from mpsched.envs.episode import build_episode
 from mpsched.envs.policy import Policy
 from mpsched.envs.scenario import Scenario
 from mpsched.envs.simulate import drive
 from mpsched.experiments.cli import main
-
 from specs import core_specs, make_sim
 
 MS = 1_000_000

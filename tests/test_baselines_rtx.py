@@ -8,10 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from mpsched.envs import registry
 from mpsched.baselines.rtx import let_choice, lpc_choice, lpc_credit, rtx_candidates, spd_choice
-from mpsched.envs import WAIT, simulate
+from mpsched.envs import WAIT, registry, simulate
 
 MS = 1_000_000
 RTX = ("lpc", "let", "spdx", "lpcx", "letx")

@@ -10,14 +10,11 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mpsched import baselines
-from mpsched.envs import registry
 from mpsched.baselines.classic import MinRTT
 from mpsched.baselines.srpt import FCFSMinRTT
-from mpsched.envs import PolicyError, simulate
+from mpsched.envs import PolicyError, registry, simulate
 from mpsched.envs.simulate import drive
-
 from specs import core_specs, make_sim, most_waiting
 
 MS = 1_000_000

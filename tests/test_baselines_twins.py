@@ -13,14 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mpsched import baselines
 from mpsched.envs import _core, registry, scenarios
 from mpsched.envs.episode import build_episode
 from mpsched.envs.errors import PolicyError
 from mpsched.envs.policy import TwinMismatch, check_twin
 from mpsched.envs.simulate import drive
-
 from specs import core_specs, make_sim
 
 TWINNED = [name for name, cls in baselines.REGISTRY.items() if cls.native]

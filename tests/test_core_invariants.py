@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from specs import MS, core_specs, make_sim, run_core, scripted_policy
 
 

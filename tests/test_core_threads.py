@@ -7,7 +7,6 @@ import threading
 
 import numpy as np
 import pytest
-
 from mpsched.envs import build_episode, scenarios
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
 

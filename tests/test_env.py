@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import gymnasium as gym
+import mpsched.envs  # noqa: F401  (registers the environment)
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode
-
-import mpsched.envs  # noqa: F401  (registers the environment)
 from mpsched.envs import ENV_ID, WAIT, ActionError, Observation, _core
 from mpsched.envs.env import MultipathDeadlineEnv, observation_layout
 from mpsched.envs.episode import build_episode

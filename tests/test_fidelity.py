@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from mpsched.envs import Scenario, simulate
 from mpsched.envs.policy import Observation
 

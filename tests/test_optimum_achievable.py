@@ -15,13 +15,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from mpsched.envs import registry
-from mpsched.envs import simulate
-from mpsched.envs.scenario import Scenario
-from mpsched.solvers import optimum, solve
+from mpsched.envs import registry, simulate
 from mpsched.envs.episode import build_episode
+from mpsched.envs.scenario import Scenario
 from mpsched.envs.simulate import simulate_episode
+from mpsched.solvers import optimum, solve
 from mpsched.solvers.replay import Optimum, with_ideal_cc
 
 pytest.importorskip("ortools", reason="the solvers need OR-Tools (the solve extra)")
@@ -54,8 +52,9 @@ def kinds(folder: Path) -> dict[str, dict[str, Any]]:
                                                for a, s, d in objects]}
     return {
         "web-objects": {"paths": two_paths, "workload": explicit},
-        "frames": {"duration_s": 0.4, "paths": two_paths, "workload": {"type": "frames", "file": str(frames_log(folder / "frames.tsv")),
-                                                    "size_unit": "bits", "type_column": 2, "deadline_ms": 70}},
+        "frames": {"duration_s": 0.4, "paths": two_paths,
+                   "workload": {"type": "frames", "file": str(frames_log(folder / "frames.tsv")),
+                                "size_unit": "bits", "type_column": 2, "deadline_ms": 70}},
         # 10 ms carry 625 and 375 bytes: less than one 1448-byte packet per slot
         "low-rate": {"paths": [{"name": "a", "bandwidth": 0.5, "rtt_ms": 60}, {"name": "b", "bandwidth": 0.3,
                                                                                 "rtt_ms": 100}],

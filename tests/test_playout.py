@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from mpsched.envs.playout import PlayoutStats, play_times_ns, playout_stats
 from mpsched.envs.workloads import generate_workload, normalize_workload
 
@@ -344,7 +343,7 @@ def reference_underflows(ready: list[int | None], play: list[int], due: list[int
     times = sorted({lo, hi} | {t for t in [*ready, *play] if t is not None and lo < t < hi})
     periods: list[tuple[int, int]] = []
     start = None
-    for a, b in pairwise(times):
+    for a, _ in pairwise(times):
         empty = sum(r is not None and r <= a < p for r, p in zip(ready, play)) == 0
         if empty and start is None:
             start = a

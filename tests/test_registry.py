@@ -16,7 +16,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from mpsched.envs import PolicyError, registry, scenarios, simulate
 from mpsched.experiments.cli import main
 from mpsched.experiments.suite import SuiteError, load_suite

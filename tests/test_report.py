@@ -15,19 +15,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from mpsched.experiments.replay import validate
 from mpsched.experiments.report import (
-    _Context,
     block_statistics,
     build_report,
     ci95,
-    evaluate_claim,
     gap_to_best_achieved,
     gap_to_bound,
     optimum_problems,
     policy_table,
-    t975,
-    validate,
 )
+from mpsched.experiments.report.claims import evaluate_claim
+from mpsched.experiments.report.stats import ReportContext, t975
 from mpsched.experiments.sweep import SuiteResults
 
 pytest.importorskip("matplotlib", reason="figures need matplotlib (the plot extra)")
@@ -67,10 +66,11 @@ def synthetic(bound: float | None = 0.9) -> SuiteResults:
     return SuiteResults(None, manifest, pd.DataFrame(rows))
 
 
-def context(res: SuiteResults) -> _Context:
-    from mpsched.experiments.report import _enriched, _layout
+def context(res: SuiteResults) -> ReportContext:
+    from mpsched.experiments.report.build import suite_layout
+    from mpsched.experiments.report.stats import enriched_rows
 
-    return _Context(res, _enriched(res, res.manifest["spec"]), _layout(res), "weighted_on_time_rate")
+    return ReportContext(res, enriched_rows(res, res.manifest["spec"]), suite_layout(res), "weighted_on_time_rate")
 
 
 def test_student_t_and_confidence_interval() -> None:
@@ -237,7 +237,8 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "figures": [{"id": "cdf", "kind": "cdf", "group": "web"},
                     {"id": "active", "kind": "timeseries", "series": "active", "group": "web",
                      "scenario": "dams-rtt-160", "seed": 0},
-                    {"id": "line", "kind": "line", "group": "web", "x": "r", "y": ["on_time_rate", "mean_active_streams"]}],
+                    {"id": "line", "kind": "line", "group": "web", "x": "r",
+                     "y": ["on_time_rate", "mean_active_streams"]}],
         "claims": [{"figure": "Fig. X", "paper": "DAMS is best", "kind": "best", "group": "web", "policy": "dams",
                     "metric": "on_time_rate", "expect": {"op": ">=", "value": 1.0}}],
     })

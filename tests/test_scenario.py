@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from mpsched.envs import Scenario, build_episode, scenarios, simulate
 
 

@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
+from mpsched.envs.bandwidth import BandwidthSchedule
 from mpsched.envs.scenario import Scenario
-from mpsched.envs.traces import BandwidthSchedule
 from mpsched.experiments.cli import main
 from mpsched.solvers import (
     ModelTooLargeError,
@@ -35,7 +34,6 @@ from mpsched.solvers.milp import solve_milp
 from mpsched.solvers.problem import cumulative_work
 from mpsched.solvers.solve import solve_problem
 from mpsched.solvers.sweep import applicable
-
 from specs import core_specs
 
 MS = 1_000_000

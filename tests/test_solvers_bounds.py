@@ -12,15 +12,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mpsched import baselines
-from mpsched.envs import registry
-from mpsched.envs import scenarios, simulate
-from mpsched.envs.simulate import drive
+from mpsched.envs import registry, scenarios, simulate
 from mpsched.envs.scenario import Scenario
+from mpsched.envs.simulate import drive
 from mpsched.solvers import build_problem, optimality_gaps, optimum, solve
 from mpsched.solvers.solve import solve_problem
-
 from specs import core_specs, make_sim
 from test_solvers import SpecEpisode, slot_for
 

@@ -6,8 +6,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from mpsched.envs import registry
-from mpsched.envs import PolicyError, scenarios
+from mpsched.envs import PolicyError, registry, scenarios
 from mpsched.experiments.suite import SuiteError, load_suite, names, scenario_hash
 
 BUILT_IN = ("dams-paper", "daps-paper", "leaderboard", "rtx-paper", "srpt-ecf-paper")
@@ -120,7 +119,8 @@ def test_scenario_hash_does_not_depend_on_where_the_trace_file_is(tmp_path: Path
         suite = load_suite(small(groups=[{"name": "g", "policies": ["minrtt"], "scenarios": [{
             "name": "traced",
             "base": {"duration_s": 2, "workload": {"type": "avc"},
-                     "paths": [{"bandwidth": {"type": "trace", "format": "cooked", "file": f"{tmp_path / folder}/t.log"},
+                     "paths": [{"bandwidth": {"type": "trace", "format": "cooked",
+                                              "file": f"{tmp_path / folder}/t.log"},
                                 "rtt_ms": 20}]}}]}]))
         hashes.append(suite.groups[0].cases[0].hash)
     assert hashes[0] == hashes[1]

@@ -1,4 +1,4 @@
-"""Tests of mpsched.envs.traces: bandwidth schedules, configurations and trace loaders."""
+"""Tests of mpsched.envs.bandwidth: bandwidth schedules, configurations and trace loaders."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from mpsched.envs.errors import ScenarioError, TraceError
-from mpsched.envs.traces import (
+from mpsched.envs.bandwidth import (
     MAX_RATE_BPS,
     BandwidthSchedule,
     build_bandwidth,
     load_trace_file,
     normalize_bandwidth,
 )
+from mpsched.envs.errors import ScenarioError, TraceError
 
 MS = 1_000_000
 S = 1_000_000_000

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from mpsched.experiments import validate
 from mpsched.experiments.cli import main
 

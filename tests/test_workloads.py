@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-
 from mpsched.envs.errors import ScenarioError, TraceError
 from mpsched.envs.workloads import BlockTable, generate_workload, normalize_workload
 

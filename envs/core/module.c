@@ -1179,6 +1179,23 @@ fail:
     return NULL;
 }
 
+/* A module attribute holding a tuple of names. */
+static int add_names(PyObject *m, const char *attr, const char *const *names, int n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return -1;
+    for (int i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_FromString(names[i]);
+        if (!name) {
+            Py_DECREF(t);
+            return -1;
+        }
+        PyTuple_SET_ITEM(t, i, name);
+    }
+    const int rc = PyModule_AddObjectRef(m, attr, t);
+    Py_DECREF(t);
+    return rc;
+}
+
 static PyMethodDef module_methods[] = {
     {"obs_dim", mod_obs_dim, METH_VARARGS, "obs_dim(K, Pmax): length of the flat observation."},
     {"native_policies", mod_native_policies, METH_NOARGS,
@@ -1204,7 +1221,9 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyModule_AddIntConstant(m, "FLAG_COMPLETE", MPS_BLK_COMPLETE) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_ON_TIME", MPS_BLK_ON_TIME) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_ACKED", MPS_BLK_ACKED) < 0 ||
-        PyModule_AddIntConstant(m, "FLAG_SENT", MPS_BLK_SENT) < 0) {
+        PyModule_AddIntConstant(m, "FLAG_SENT", MPS_BLK_SENT) < 0 ||
+        add_names(m, "OBS_SLOT_FEATURES", mps_obs_slot_names, MPS_OBS_BLOCK_BASE) < 0 ||
+        add_names(m, "OBS_PATH_FEATURES", mps_obs_path_names, MPS_OBS_PATH_FEATURES) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,5 +1,14 @@
 #include "obs.h"
 
+/* Units: packets (of the episode's mss), seconds, Mbit/s; flags are 0 or 1. */
+const char *const mps_obs_slot_names[MPS_OBS_BLOCK_BASE] = {
+    "valid", "remaining_packets", "time_to_deadline_s", "priority", "weight", "size_packets",
+};
+const char *const mps_obs_path_names[MPS_OBS_PATH_FEATURES] = {
+    "present", "srtt_s", "rttvar_s", "cwnd_packets", "inflight_packets", "delivery_rate_mbps", "in_recovery",
+    "can_send",
+};
+
 #include <string.h>
 
 /* The K most urgent sendable blocks, in slot order; returns how many. Blocks are kept
@@ -50,12 +59,12 @@ void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32
         const int32_t b = slot_blocks[i];
         const mps_block *k = &s->blk[b];
         float *f = obs + (int64_t)i * stride;
-        f[0] = 1.0f;
-        f[1] = (float)(k->unsent_bytes + k->lost_pending_bytes) * inv_mss;
-        f[2] = (float)((double)(k->deadline_ns - s->now) * 1e-9);
-        f[3] = (float)k->priority;
-        f[4] = (float)k->weight;
-        f[5] = (float)k->size_bytes * inv_mss;
+        f[MPS_OBS_SLOT_VALID] = 1.0f;
+        f[MPS_OBS_SLOT_REMAINING] = (float)(k->unsent_bytes + k->lost_pending_bytes) * inv_mss;
+        f[MPS_OBS_SLOT_TIME_TO_DEADLINE] = (float)((double)(k->deadline_ns - s->now) * 1e-9);
+        f[MPS_OBS_SLOT_PRIORITY] = (float)k->priority;
+        f[MPS_OBS_SLOT_WEIGHT] = (float)k->weight;
+        f[MPS_OBS_SLOT_SIZE] = (float)k->size_bytes * inv_mss;
         const int64_t *inflight = s->blk_inflight + (int64_t)b * P;
         for (int j = 0; j < P; j++) f[MPS_OBS_BLOCK_BASE + j] = (float)inflight[j] * inv_mss;
         mask[i] = 1;
@@ -64,14 +73,14 @@ void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32
     for (int j = 0; j < P; j++) {
         const mps_path *p = &s->paths[j];
         float *f = pf + j * MPS_OBS_PATH_FEATURES;
-        f[0] = 1.0f;
-        f[1] = (float)((double)p->srtt_ns * 1e-9);
-        f[2] = (float)((double)p->rttvar_ns * 1e-9);
-        f[3] = (float)p->cwnd_bytes * inv_mss;
-        f[4] = (float)p->inflight_bytes * inv_mss;
-        f[5] = (float)((double)p->delivery_rate_bps * 1e-6);
-        f[6] = p->recovery != MPS_REC_NONE ? 1.0f : 0.0f;
-        f[7] = p->can_send ? 1.0f : 0.0f;
+        f[MPS_OBS_PATH_PRESENT] = 1.0f;
+        f[MPS_OBS_PATH_SRTT] = (float)((double)p->srtt_ns * 1e-9);
+        f[MPS_OBS_PATH_RTTVAR] = (float)((double)p->rttvar_ns * 1e-9);
+        f[MPS_OBS_PATH_CWND] = (float)p->cwnd_bytes * inv_mss;
+        f[MPS_OBS_PATH_INFLIGHT] = (float)p->inflight_bytes * inv_mss;
+        f[MPS_OBS_PATH_DELIVERY_RATE] = (float)((double)p->delivery_rate_bps * 1e-6);
+        f[MPS_OBS_PATH_RECOVERY] = p->recovery != MPS_REC_NONE ? 1.0f : 0.0f;
+        f[MPS_OBS_PATH_CAN_SEND] = p->can_send ? 1.0f : 0.0f;
     }
     pf[(int64_t)Pmax * MPS_OBS_PATH_FEATURES + s->pending] = 1.0f;
 }

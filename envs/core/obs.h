@@ -17,8 +17,31 @@
 
 #include "sim.h"
 
-#define MPS_OBS_BLOCK_BASE 6
-#define MPS_OBS_PATH_FEATURES 8
+/* The features of a block slot, in order (then one entry per path: the block's packets
+ * in flight on it), and those of a path; their names, in the same order, are
+ * mps_obs_slot_names and mps_obs_path_names (the Python side's layout reads them). */
+enum {
+    MPS_OBS_SLOT_VALID,
+    MPS_OBS_SLOT_REMAINING,
+    MPS_OBS_SLOT_TIME_TO_DEADLINE,
+    MPS_OBS_SLOT_PRIORITY,
+    MPS_OBS_SLOT_WEIGHT,
+    MPS_OBS_SLOT_SIZE,
+    MPS_OBS_BLOCK_BASE
+};
+enum {
+    MPS_OBS_PATH_PRESENT,
+    MPS_OBS_PATH_SRTT,
+    MPS_OBS_PATH_RTTVAR,
+    MPS_OBS_PATH_CWND,
+    MPS_OBS_PATH_INFLIGHT,
+    MPS_OBS_PATH_DELIVERY_RATE,
+    MPS_OBS_PATH_RECOVERY,
+    MPS_OBS_PATH_CAN_SEND,
+    MPS_OBS_PATH_FEATURES
+};
+extern const char *const mps_obs_slot_names[MPS_OBS_BLOCK_BASE];
+extern const char *const mps_obs_path_names[MPS_OBS_PATH_FEATURES];
 
 static inline int64_t mps_obs_dim(int K, int Pmax) {
     return (int64_t)K * (MPS_OBS_BLOCK_BASE + Pmax) + (int64_t)Pmax * MPS_OBS_PATH_FEATURES + Pmax;

@@ -43,7 +43,8 @@ def main() -> None:
     with open(args.out, "w") as f:
         f.write(" ".join(str(x) for x in (
             c["mss_bytes"], c["header_bytes"], c["end_ns"], c["seed"], codes[c["receiver"]], c["rbuf_bytes"],
-            int(c["sequence"] == "stream"), int(c["drop_expired"]), len(c["links"]), len(c["paths"]), len(c["cross"]), len(b["arrival_ns"]),
+            int(c["sequence"] == "stream"), int(c["drop_expired"]), len(c["links"]), len(c["paths"]), len(c["cross"]),
+            len(b["arrival_ns"]),
         )) + "\n")
         for link in c["links"]:
             f.write(f"{link['queue_bytes']} {link['bw_cycle_ns']} {len(link['bw_start_ns'])}\n")

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
-from mpsched.envs import registry
-from mpsched.envs import simulate
+from mpsched.envs import registry, simulate
 from mpsched.envs.env import MultipathDeadlineEnv
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
 

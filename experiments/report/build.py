@@ -1,0 +1,253 @@
+"""Building a report: :func:`build_report` assembles the document of one or more suites'
+results and writes ``README.md``, ``figures/*.png`` and ``index.html``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..suite import DEFAULT_METRICS
+from ..sweep import (
+    KEY_COLUMNS,
+    PROVENANCE_COLUMNS,
+    TIMING_COLUMNS,
+    SuiteResults,
+    load_results,
+)
+from .claims import evaluate_claim, expectation_text
+from .document import Block, Figure, Heading, Para, Table, render_html, render_markdown
+from .figures import FIGURES
+from .stats import (
+    OPTIMUM_INTERVAL_FLAG,
+    ReportContext,
+    ReportError,
+    TableRow,
+    ci95,
+    enriched_rows,
+    format_cell,
+    metric_format,
+    optimum_rows,
+    policy_table,
+)
+
+
+def suite_layout(res: SuiteResults) -> dict[str, Any]:
+    layout = res.manifest.get("layout")
+    if layout:
+        return {g["name"]: g for g in layout}
+    out: dict[str, Any] = {}
+    for g, rows in res.rows.groupby("group", sort=True):
+        out[g] = {"scenarios": sorted(rows["scenario"].unique()), "policies": sorted(rows["policy"].unique()),
+                  "params": {s: json.loads(p) for s, p in rows.groupby("scenario")["scenario_params"].first().items()},
+                  "title": g}
+    return out
+
+
+def _provenance(rows: pd.DataFrame) -> str:
+    versions = ", ".join(sorted(rows["mpsched_version"].astype(str).unique())) if "mpsched_version" in rows else "?"
+    revs = ", ".join(sorted(rows["git_rev"].astype(str).unique())) if "git_rev" in rows else "?"
+    return f"mpsched {versions}, git {revs}"
+
+
+def _policy_table_block(rows: pd.DataFrame, metrics: Sequence[str], rank_by: str) -> Table:
+    table = policy_table(rows, metrics, rank_by)
+    show_gap = "gap" in rows and rows["gap"].notna().any()
+    cols = [c for c in dict.fromkeys([rank_by, *metrics]) if c == rank_by or (c in rows and rows[c].notna().any())]
+    if show_gap:
+        gaps = [g for g in ("gap_low", "gap") if g in rows and rows[g].notna().any()]
+        table = [TableRow(r.policy, {**r.cells, **{g: ci95(rows[rows["policy"] == r.policy].groupby("seed")[g]
+                                                           .mean().tolist()) for g in gaps}}, r.scenarios)
+                 for r in table]
+        cols += gaps
+    header = ["#", "policy"] + [metric_format(c).heading() for c in cols]
+    body = [[str(i + 1), r.policy] + [format_cell(c, *r.cells[c][:2]) for c in cols] for i, r in enumerate(table)]
+    return Table(header, body, "rl" + "r" * len(cols))
+
+
+def _breakdown_block(ctx: ReportContext, group: str, rows: pd.DataFrame) -> Table:
+    scen = ctx.scenarios(group, rows)
+    order = [r.policy for r in policy_table(rows, [ctx.rank_by], ctx.rank_by)]
+    grid = rows.groupby(["policy", "scenario"])[ctx.rank_by].mean()
+    body = [[p] + [format_cell(ctx.rank_by, grid.get((p, s), float("nan")), float("nan")) for s in scen] for p in order]
+    return Table(["policy"] + scen, body, "l" + "r" * len(scen))
+
+
+def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str) -> list[Block]:
+    spec = res.manifest.get("spec", {})
+    rank_by = spec.get("rank_by", "weighted_on_time_rate")
+    metrics = spec.get("metrics") or list(DEFAULT_METRICS)
+    rows = enriched_rows(res, spec)
+    ctx = ReportContext(res, rows, suite_layout(res), rank_by)
+    title = spec.get("title", res.name) + (" (quick)" if res.manifest.get("quick") else "")
+    seeds = sorted(rows["seed"].unique().tolist()) if not rows.empty else []
+    blocks: list[Block] = [Heading(level, title)]
+    if spec.get("description"):
+        blocks.append(Para(" ".join(str(spec["description"]).split())))
+    if spec.get("paper"):
+        blocks.append(Para(f"Paper: {spec['paper']}"))
+    blocks.append(Para(
+        f"Suite `{res.name}`{' --quick' if res.manifest.get('quick') else ''}: {len(rows)} episodes, "
+        f"{rows['scenario'].nunique() if len(rows) else 0} scenarios, {rows['policy'].nunique() if len(rows) else 0} "
+        f"policies, seeds {_seed_text(seeds)}; {_provenance(rows)}. Tables give the mean over seeds of each "
+        f"seed's mean over the group's scenarios, ± the half-width of its 95 % confidence interval (Student's t), "
+        f"ranked by {metric_format(rank_by).label} (`{rank_by}`)."))
+    figure_specs = [dict(f) for f in spec.get("figures", [])]
+    groups = list(ctx.layout)
+    common = set.intersection(*(set(ctx.group_rows(g)["policy"]) for g in groups)) if groups else set()
+    same = _identical_policies(rows)
+    if same:
+        blocks.append(Para("Identical results in every scenario and seed: " +
+                           "; ".join(" = ".join(g) for g in same) + "."))
+    if len(groups) > 1 and len(common) > 1:
+        blocks.append(Heading(level + 1, "All groups"))
+        blocks.append(Para(f"Every scenario of the suite, for the {len(common)} policies that ran in all groups."))
+        blocks.append(_policy_table_block(rows[rows["policy"].isin(common)], metrics, rank_by))
+        blocks += _figures(ctx, [f for f in figure_specs if f.get("group") is None], figures_dir, prefix)
+    for g in groups:
+        grows = ctx.group_rows(g)
+        if grows.empty:
+            continue
+        info = ctx.layout[g]
+        blocks.append(Heading(level + 1, info.get("title", g)))
+        if info.get("description"):
+            blocks.append(Para(" ".join(info["description"].split())))
+        blocks.append(Para("Scenarios: " + ", ".join(f"`{s}`" for s in ctx.scenarios(g, grows)) + "."))
+        blocks.append(_policy_table_block(grows, metrics, rank_by))
+        if grows["scenario"].nunique() > 1:
+            blocks.append(Para(f"{metric_format(rank_by).label} per scenario (mean over seeds):"))
+            blocks.append(_breakdown_block(ctx, g, grows))
+        blocks += _figures(ctx, [f for f in figure_specs if f.get("group") == g], figures_dir, prefix)
+    if len(groups) <= 1 or len(common) <= 1:
+        blocks += _figures(ctx, [f for f in figure_specs if f.get("group") is None], figures_dir, prefix)
+    blocks += _optimum_interval_blocks(rows, rank_by, level + 1)
+    claims = spec.get("claims") or []
+    if claims:
+        blocks.append(Heading(level + 1, "The paper's claims against ours"))
+        body = []
+        for c in claims:
+            text, value = evaluate_claim(ctx, c)
+            body.append([c.get("figure", ""), c["paper"], text, expectation_text(c, value)])
+        blocks.append(Table(["where", "paper", "ours", "agrees"], body, "llll"))
+        notes = [c for c in claims if c.get("note")]
+        for c in notes:
+            blocks.append(Para(f"{c.get('figure', '')}: {' '.join(str(c['note']).split())}"))
+    return blocks
+
+
+def _optimum_interval_blocks(rows: pd.DataFrame, score: str, level: int) -> list[Block]:
+    """How well the optimum is known: the interval from the best achieved schedule to the
+    upper bound per scenario, flagging those wider than :data:`OPTIMUM_INTERVAL_FLAG`."""
+    optimum = optimum_rows(rows)
+    if optimum.empty:
+        return []
+    optimum = optimum.assign(interval=1.0 - optimum[score] / optimum["upper_bound"].where(optimum["upper_bound"] > 0))
+    blocks: list[Block] = [Heading(level, "How well the optimum is known"), Para(
+        "The `optimum` row is the best schedule achieved in the simulator (the conservative slot model's "
+        "schedule replayed, every registered baseline and the suite's other policies), so it is at least every "
+        "policy; the relaxed model's upper bound is above every policy. The true optimum lies between the two, "
+        "so each gap is an interval: *gap to best achieved* to *gap to upper bound*.")]
+    flagged = []
+    for scenario, mine in optimum.groupby("scenario", sort=True):
+        widest = mine.loc[mine["interval"].idxmax()] if mine["interval"].notna().any() else None
+        if widest is not None and widest["interval"] > OPTIMUM_INTERVAL_FLAG:
+            sources = mine["optimum_source"].value_counts() if "optimum_source" in mine else pd.Series(dtype=int)
+            flagged.append([f"`{scenario}`", f"{mine[score].mean():.3f}", f"{mine['upper_bound'].mean():.3f}",
+                            f"{widest['interval']:.3f} (seed {int(widest['seed'])})",
+                            ", ".join(f"{k} ({v})" for k, v in sources.items()) or "-"])
+    widest_all = optimum.loc[optimum["interval"].idxmax()] if optimum["interval"].notna().any() else None
+    if not flagged:
+        detail = (f" (widest {widest_all['interval']:.3f}: `{widest_all['scenario']}`, seed {int(widest_all['seed'])})"
+                  if widest_all is not None else "")
+        blocks.append(Para(f"In every scenario and seed the best achieved schedule is within "
+                           f"{OPTIMUM_INTERVAL_FLAG:.0%} of the upper bound{detail}."))
+        return blocks
+    blocks.append(Para(f"**Flagged**: {len(flagged)} scenarios where, in some seed, the best achieved schedule is "
+                       f"more than {OPTIMUM_INTERVAL_FLAG:.0%} below the upper bound; there the optimum (and every "
+                       "gap) is known only within the interval. Means over seeds; *source*: which schedule the "
+                       "`optimum` row is, in how many seeds."))
+    blocks.append(Table(["scenario", "best achieved", "upper bound", "widest interval", "source"], flagged, "lrrrl"))
+    return blocks
+
+
+def _identical_policies(rows: pd.DataFrame) -> list[list[str]]:
+    """Policies whose rows agree in every metric on every (scenario, seed): aliases and
+    schedulers that make the same decisions in these scenarios."""
+    skip = set(KEY_COLUMNS) | set(PROVENANCE_COLUMNS) | set(TIMING_COLUMNS) | {"group"}
+    metrics = [c for c in rows.columns if c not in skip and pd.api.types.is_numeric_dtype(rows[c])]
+    signature: dict[str, list[str]] = {}
+    for p, mine in rows.groupby("policy", sort=True):
+        table = mine.sort_values(["scenario", "seed"])[["scenario", "seed"] + metrics]
+        key = pd.util.hash_pandas_object(table.round(12).fillna(-1.0), index=False).values.tobytes()
+        signature.setdefault(key.hex(), []).append(str(p))
+    return sorted(sorted(g) for g in signature.values() if len(g) > 1)
+
+
+def _seed_text(seeds: Sequence[int]) -> str:
+    if not seeds:
+        return "none"
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(str(s) for s in seeds)
+
+
+def _figures(ctx: ReportContext, specs: Sequence[dict[str, Any]], figures_dir: Path, prefix: str) -> list[Block]:
+    out: list[Block] = []
+    for spec in specs:
+        kind = spec.get("kind")
+        if kind not in FIGURES:
+            raise ReportError(f"suite {ctx.res.name}: figure {spec.get('id')}: kind {kind!r} is not one of "
+                              + ", ".join(FIGURES))
+        fid = spec.get("id") or f"figure-{len(out)}"
+        png = FIGURES[kind](ctx, spec)
+        name = f"{prefix}{fid}.png"
+        (figures_dir / name).write_bytes(png)
+        caption = " ".join(str(spec.get("caption", "")).split())
+        if spec.get("paper"):
+            caption = (caption + " " if caption else "") + "Paper: " + " ".join(str(spec["paper"]).split())
+        out.append(Figure(f"figures/{name}", spec.get("title", fid), caption, png))
+    return out
+
+
+def build_report(results: str | Path | Sequence[SuiteResults], out: str | Path, title: str | None = None) -> Path:
+    """Write ``README.md``, ``index.html`` and ``figures/`` for stored results.
+
+    Parameters
+    ----------
+    results : path or list of SuiteResults
+        A suite's results folder, a folder of several, or loaded results.
+    out : path
+        The report folder (created; its ``figures/`` is rewritten).
+    title : str, optional
+        The page title (default: the suite's title, or "mpsched results").
+
+    Returns
+    -------
+    Path
+        The Markdown file.
+    """
+    loaded = load_results(results) if isinstance(results, (str, Path)) else list(results)
+    if not loaded:
+        raise ReportError("no results to report")
+    out_dir = Path(out)
+    figures_dir = out_dir / "figures"
+    figures_dir.mkdir(parents=True, exist_ok=True)
+    for old in figures_dir.glob("*.png"):
+        old.unlink()
+    blocks: list[Block] = []
+    if len(loaded) == 1:
+        blocks += _suite_blocks(loaded[0], 1, figures_dir, "")
+        if title:
+            blocks[0] = Heading(1, title)
+    else:
+        blocks.append(Heading(1, title or "mpsched results"))
+        for res in loaded:
+            blocks += _suite_blocks(res, 2, figures_dir, f"{res.name}-")
+    page_title = blocks[0].text if isinstance(blocks[0], Heading) else "mpsched results"
+    md = out_dir / "README.md"
+    md.write_text(render_markdown(blocks))
+    (out_dir / "index.html").write_text(render_html(blocks, page_title))
+    return md
