@@ -13,6 +13,7 @@ _Dicts: TypeAlias = list[dict[str, Any]] | tuple[dict[str, Any], ...]
 WAIT: int
 MAX_PATHS: int
 MAX_SLOTS: int
+MAX_PACKETS: int
 FLAG_ARRIVED: int
 FLAG_CANCELLED: int
 FLAG_COMPLETE: int

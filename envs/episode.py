@@ -214,6 +214,11 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
         raise ScenarioError("horizon_s", end_ns / _NS_PER_S, "a horizon and deadlines below 2^62 ns (146 years)")
 
     t = scenario.transport
+    packets = int(np.sum((blocks.size_bytes + (t.mss_bytes - 1)) // t.mss_bytes))
+    if packets > _core.MAX_PACKETS:
+        raise ScenarioError("workload", packets, f"at most {_core.MAX_PACKETS} packets of mss_bytes = {t.mss_bytes} "
+                            "per episode (the simulator keeps state per packet: use a larger mss, fewer or "
+                            "smaller blocks, or a shorter duration)")
     packet = min(t.mss_bytes, max(1, int(np.median(blocks.size_bytes)))) + t.header_bytes
     subflows: list[tuple[PathSpec | CrossFlowSpec, int]] = [(p, k) for p, k in zip(scenario.paths, path_links)]
     subflows += [(c, k) for c, k in zip(scenario.cross_traffic, cross_links)]

@@ -201,7 +201,30 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
      r"read-only"),
     ("core: unknown view", lambda t: idle_sim().view("secrets"), KeyError, r"secrets"),
     ("core: unknown native policy", lambda t: idle_sim().run("oracle"), ValueError, r"oracle"),
+    ("core: more packets than an episode holds",
+     lambda t: make_sim(core_spec(mss_bytes=1, size_bytes=np.array([2**31 - 1, 2**31 - 1], np.int64))), ValueError,
+     r"blocks: \d+ packets of 1 bytes in all \(through block 0\); at most 67108864 per episode"),
+    ("more packets than an episode holds",
+     lambda t: simulate({**GOOD, "duration_s": 10, "workload": {"type": "bulk", "rate_mbps": 10**5,
+                                                               "chunk_bytes": 2**31 - 1}}, "minrtt"),
+     ScenarioError, r"workload: got \d+; expected at most 67108864 packets of mss_bytes = 1448 per episode"),
+    ("native policy parameter outside the twin's range",
+     lambda t: idle_sim().run("dtp", (2.0,)), ValueError, r"priority_weight = 2\.0 is outside \[0\.0, 1\.0\]"),
 ]
+
+
+def test_the_largest_block_runs() -> None:
+    """A block of 2^31 - 1 bytes (the largest allowed) is cut into packets without
+    overflowing the core's 32-bit packet count, in a scenario and in the core directly."""
+    sc = {**GOOD, "duration_s": 1.0,
+          "workload": {"type": "explicit", "blocks": [{"arrival_ms": 0, "size_bytes": 2**31 - 1, "deadline_ms": 10}]}}
+    result = simulate(sc, "minrtt", seed=0)
+    assert result.summary["n_blocks"] == 1 and result.summary["on_time_rate"] == 0.0
+    assert result.paths["bytes_sent"].sum() > 0
+    sim = make_sim(core_spec(mss_bytes=1448, size_bytes=np.array([2**31 - 1, 100], np.int64)))
+    sim.run("minrtt")
+    assert np.asarray(sim.view("bytes_sent")).sum() > 0
+
 
 
 @pytest.mark.parametrize("action,error,pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])

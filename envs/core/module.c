@@ -591,11 +591,14 @@ static PyObject *Sim_run(PyObject *obj, PyObject *args) {
     const int bad = mps_policy_bad_param(def, param);
     if (bad >= 0) {
         PyObject *value = PyFloat_FromDouble(param[bad]);
-        if (value) {
-            PyErr_Format(PyExc_ValueError, "run: native policy '%s': %s = %R is outside [%g, %g]", name,
-                         def->params[bad].name, value, def->params[bad].min, def->params[bad].max);
-            Py_DECREF(value);
-        }
+        PyObject *low = PyFloat_FromDouble(def->params[bad].min);
+        PyObject *high = PyFloat_FromDouble(def->params[bad].max);
+        if (value && low && high)
+            PyErr_Format(PyExc_ValueError, "run: native policy '%s': %s = %R is outside [%R, %R]", name,
+                         def->params[bad].name, value, low, high);
+        Py_XDECREF(value);
+        Py_XDECREF(low);
+        Py_XDECREF(high);
         return NULL;
     }
     if (self->sim->pending >= 0) {
@@ -1216,6 +1219,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0 || PyModule_AddIntConstant(m, "WAIT", MPS_WAIT) < 0 ||
         PyModule_AddIntConstant(m, "MAX_PATHS", MPS_MAX_PATHS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_SLOTS", 64) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_PACKETS", (long)MPS_MAX_PIECES) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_ARRIVED", MPS_BLK_ARRIVED) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_CANCELLED", MPS_BLK_CANCELLED) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_COMPLETE", MPS_BLK_COMPLETE) < 0 ||

@@ -27,13 +27,14 @@ static int64_t next_pow2(int64_t x) {
 
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
+/* In 64 bits: a block of up to 2^31 - 1 bytes plus mss - 1 overflows int32. */
 static inline int32_t piece_count(const mps_sim *s, const mps_block *k) {
-    return (k->size_bytes + s->mss - 1) / s->mss;
+    return (int32_t)(((int64_t)k->size_bytes + s->mss - 1) / s->mss);
 }
 
 static inline int32_t piece_size(const mps_sim *s, const mps_block *k, int32_t i) {
     const int32_t n = piece_count(s, k);
-    return i < n - 1 ? s->mss : k->size_bytes - (n - 1) * s->mss;
+    return i < n - 1 ? s->mss : (int32_t)(k->size_bytes - (int64_t)(n - 1) * s->mss);
 }
 
 /* Offset of the end of piece i within its block. */
@@ -209,7 +210,10 @@ int mps_config_check(const mps_config *c, char *err, size_t errlen) {
         CHECK(c->weight[b] >= 0.0 && c->weight[b] <= 1e300, "blocks.weight[%d]: %g is not a finite number >= 0", b,
               c->weight[b]);
         pieces += (c->size_bytes[b] + c->mss_bytes - 1) / c->mss_bytes;
-        CHECK(pieces < INT32_MAX, "blocks: %lld packets in total; at most 2^31 - 2 are supported", (long long)pieces);
+        CHECK(pieces <= MPS_MAX_PIECES,
+              "blocks: %lld packets of %d bytes in all (through block %d); at most %lld per episode (each packet "
+              "holds per-packet state: use a larger mss, fewer or smaller blocks, or a shorter duration)",
+              (long long)pieces, (int)c->mss_bytes, b, (long long)MPS_MAX_PIECES);
     }
     return 0;
 }

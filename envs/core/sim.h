@@ -63,6 +63,9 @@ enum mps_piece_state {
 #define MPS_BLK_ACKED 16u    /* all bytes acknowledged to the sender */
 #define MPS_BLK_SENT 32u     /* some byte has been sent */
 #define MPS_MAX_BLOCK_BYTES INT32_MAX
+/* Packets (pieces) of all blocks of an episode: each holds up to 34 bytes of state, so
+ * this bounds the per-packet memory at about 2.3 GB. */
+#define MPS_MAX_PIECES (INT64_C(1) << 26)
 
 /* Error codes of the core. */
 enum mps_error {
