@@ -239,6 +239,15 @@ def _simulate(scenario: Scenario, policy: Any, seed: int, drop_expired: bool, ep
     return simulate_episode(build_episode(scenario, seed) if episode is None else episode, policy, drop_expired)
 
 
+FIGURE_ID_RULE = "a name of letters, digits, '.', '_' and '-' starting with a letter or digit (it names a PNG file)"
+_FIGURE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def figure_id_ok(value: Any) -> bool:
+    """Whether a figure id is a plain file name: no folder, no way out of the report."""
+    return isinstance(value, str) and _FIGURE_ID.fullmatch(value) is not None and ".." not in value
+
+
 def _default_label(name: str, params: Mapping[str, Any]) -> str:
     if not params:
         return name
@@ -489,6 +498,9 @@ class Suite:
         for key, items in (("figures", figures), ("claims", claims)):
             if not isinstance(items, list) or not all(isinstance(x, Mapping) for x in items):
                 raise SuiteError(name, key, items, "a list of mappings")
+        for i, fig in enumerate(figures):
+            if "id" in fig and not figure_id_ok(fig["id"]):
+                raise SuiteError(name, f"figures[{i}].id", fig["id"], FIGURE_ID_RULE)
         suite = cls(
             name=name,
             title=str(raw.get("title", name)),

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from mpsched.experiments.replay import validate
 from mpsched.experiments.report import (
+    ReportError,
     block_statistics,
     build_report,
     ci95,
@@ -299,3 +300,26 @@ def test_headless_chromium_renders_tables_and_figures(tmp_path: Path) -> None:
     # the figures' colours (matplotlib's blue and orange) are on the page
     for rgb in ((31, 119, 180), (255, 127, 14)):
         assert (np.abs(colours.astype(int) - rgb).sum(axis=1) <= 6).any(), rgb
+
+
+@pytest.mark.parametrize("bad_id", ["../../escaped", "/tmp/escaped", "a/b", "..", "", ".hidden"])
+def test_a_figure_id_that_leaves_the_report_folder_is_rejected(bad_id: str, swept: Path, tmp_path: Path) -> None:
+    """By the suite loader (naming the field), and by the report builder for results whose
+    stored suite says otherwise: no PNG is written outside ``--out``."""
+    from mpsched.experiments.suite import SuiteError, load_suite
+
+    suite = {"name": "figs", "seeds": 1, "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}],
+             "figures": [{"id": bad_id, "kind": "rank"}]}
+    with pytest.raises(SuiteError, match=r"figures\[0\]\.id: got .*a name of letters, digits"):
+        load_suite(suite)
+    if not bad_id:
+        return  # a report names a figure without an id figure-N
+    copy = tmp_path / "results"
+    shutil.copytree(swept, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["spec"]["figures"] = [{"id": bad_id, "kind": "cdf", "group": "web"}]
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    out = tmp_path / "deep" / "report"
+    with pytest.raises(ReportError, match="figure id .*expected a name of letters, digits"):
+        build_report(copy, out)
+    assert not list(tmp_path.rglob("escaped*")) and not list(Path("/tmp").glob("escaped*.png"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..suite import DEFAULT_METRICS
+from ..suite import DEFAULT_METRICS, FIGURE_ID_RULE, figure_id_ok
 from ..sweep import (
     KEY_COLUMNS,
     PROVENANCE_COLUMNS,
@@ -202,6 +202,8 @@ def _figures(ctx: ReportContext, specs: Sequence[dict[str, Any]], figures_dir: P
             raise ReportError(f"suite {ctx.res.name}: figure {spec.get('id')}: kind {kind!r} is not one of "
                               + ", ".join(FIGURES))
         fid = spec.get("id") or f"figure-{len(out)}"
+        if not figure_id_ok(fid):
+            raise ReportError(f"suite {ctx.res.name}: figure id {str(fid)[:100]!r}: expected {FIGURE_ID_RULE}")
         png = FIGURES[kind](ctx, spec)
         name = f"{prefix}{fid}.png"
         (figures_dir / name).write_bytes(png)
