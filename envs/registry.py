@@ -9,8 +9,10 @@ it here with :func:`make`, so all of them accept exactly the same ids:
   :class:`mpsched.solvers.OfflineOptimum`), and whatever a plugin registers;
 - ``PREFIX:ARG`` for a registered prefix: ``agent:NAME`` or ``agent:DIR`` (a learned
   scheduler, :func:`mpsched.agents.load`);
-- ``module:Class``: any class or factory importable from the current directory or
-  ``PYTHONPATH`` that builds an object with ``decide(obs)``.
+- ``module:Class``: a class importable from the current directory or ``PYTHONPATH`` whose
+  instances have ``decide(obs)``. Importing the module runs its code, as Python's import
+  does: a suite or command line that names ``module:Class`` is code, to be run only from
+  sources you trust. Anything that is not a class (``subprocess:getoutput``) is refused.
 
 Ids map to *entry points* (``"package.module:attr"`` strings, or the factory itself),
 imported only when an id is made, the way Gymnasium registers environments: asking for
@@ -403,8 +405,9 @@ def _user_factory(spec: str) -> Callable[..., Any]:
         target = getattr(target, part, None)
         if target is None:
             raise PolicyError(f"policy {spec!r}: module {module!r} has no attribute {attr!r}")
-    if not callable(target):
-        raise PolicyError(f"policy {spec!r}: {attr!r} is not a class or factory")
+    if not isinstance(target, type):
+        raise PolicyError(f"policy {spec!r}: {attr!r} is not a class (module:Class names a class whose instances "
+                          "have decide(obs); a function such as subprocess:getoutput is refused)")
     return target
 
 

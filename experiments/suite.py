@@ -59,7 +59,8 @@ named), resolved when the suite is planned:
   policies, so that its row is at least each of theirs;
 - ``agent:NAME``: a learned scheduler, ``mpsched.agents.load(NAME, **params)``;
 - ``module:Class``: a class importable from the current directory or ``PYTHONPATH``,
-  built as ``Class(**params)``, any object with ``decide(obs)``.
+  built as ``Class(**params)``, whose instances have ``decide(obs)``. Importing it runs the
+  module's code: a suite that names one is code, to be loaded only from sources you trust.
 
 The optimum and agents run one episode per task with their own resources (by default
 one CPU); baselines and user classes are batched, many episodes per task.

@@ -128,6 +128,8 @@ def test_parameters_are_checked_by_name_for_every_kind(user_module: Path) -> Non
         ("skip_high_priority", True)
     with pytest.raises(PolicyError, match="module 'registry_user_policy' has no attribute 'Nope'"):
         registry.make("registry_user_policy:Nope")
+    with pytest.raises(PolicyError, match="'getoutput' is not a class"):
+        registry.make("subprocess:getoutput", cmd="echo ran")
     with pytest.raises(PolicyError, match="cannot import module 'no_such_module_here'"):
         registry.make("no_such_module_here:X")
     with pytest.raises(PolicyError, match="policy 'agent:': expected agent:NAME"):

@@ -308,7 +308,8 @@ def test_a_figure_id_that_leaves_the_report_folder_is_rejected(bad_id: str, swep
     stored suite says otherwise: no PNG is written outside ``--out``."""
     from mpsched.experiments.suite import SuiteError, load_suite
 
-    suite = {"name": "figs", "seeds": 1, "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}],
+    suite = {"name": "figs", "seeds": 1,
+             "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}],
              "figures": [{"id": bad_id, "kind": "rank"}]}
     with pytest.raises(SuiteError, match=r"figures\[0\]\.id: got .*a name of letters, digits"):
         load_suite(suite)
