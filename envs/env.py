@@ -183,7 +183,7 @@ class MultipathDeadlineEnv(gym.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         try:
             reward, self._done, path, now_ns = self._sim.obs_step(action)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             check_action(action, self.num_slots)  # names what is wrong with the action itself
             raise ActionError(f"action {action!r} names an empty slot (see action_masks()); "
                               f"WAIT = {self.num_slots}") from None

@@ -353,19 +353,27 @@ class EpisodeSpec:
         return (self.suite, self.case.name, self.policy.label, self.seed)
 
 
+MAX_SEEDS = 100_000
+"""Most seeds a suite or group may list (a bound on the episodes it plans)."""
+MAX_SEED = 2**63 - 1
+"""Largest seed (the episode seed is a 64-bit signed integer downstream)."""
+
+
 def _seeds(value: Any, where: str, suite: str) -> tuple[int, ...]:
     if isinstance(value, bool):
         raise SuiteError(suite, where, value, "a number of seeds or a list of seeds")
     if isinstance(value, int):
-        if value < 1:
-            raise SuiteError(suite, where, value, "at least one seed")
+        if not 1 <= value <= MAX_SEEDS:
+            raise SuiteError(suite, where, value, f"between 1 and {MAX_SEEDS} seeds")
         return tuple(range(value))
-    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+    if isinstance(value, list) and len(value) > MAX_SEEDS:
+        raise SuiteError(suite, where, f"a list of {len(value)} seeds", f"at most {MAX_SEEDS} seeds")
+    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED
                                                   for s in value):
         if len(set(value)) != len(value):
             raise SuiteError(suite, where, value, "distinct seeds")
         return tuple(value)
-    raise SuiteError(suite, where, value, "a number of seeds or a non-empty list of seeds >= 0")
+    raise SuiteError(suite, where, value, "a number of seeds or a non-empty list of seeds in [0, 2^63 - 1]")
 
 
 def _strings(value: Any, where: str, suite: str) -> tuple[str, ...]:

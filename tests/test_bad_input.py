@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from mpsched.envs import ActionError, PolicyError, Scenario, ScenarioError, TraceError, _core, registry, simulate
 from mpsched.envs.env import MultipathDeadlineEnv
+from mpsched.envs.errors import SuiteError
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
 from specs import make_sim
 
@@ -208,9 +209,27 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
      lambda t: simulate({**GOOD, "duration_s": 10, "workload": {"type": "bulk", "rate_mbps": 10**5,
                                                                "chunk_bytes": 2**31 - 1}}, "minrtt"),
      ScenarioError, r"workload: got \d+; expected at most 67108864 packets of mss_bytes = 1448 per episode"),
+    ("an action too large for any integer type",
+     lambda t: stepped_env().step(10**30), ActionError, r"action 10{30} is outside Discrete\(17\)"),
+    ("ten billion seeds", lambda t: suite_with_seeds(10**10), SuiteError,
+     r"seeds: got 10000000000; expected between 1 and 100000 seeds"),
+    ("a seed beyond 64 bits", lambda t: suite_with_seeds([2**70]), SuiteError, r"seeds in \[0, 2\^63 - 1\]"),
     ("native policy parameter outside the twin's range",
      lambda t: idle_sim().run("dtp", (2.0,)), ValueError, r"priority_weight = 2\.0 is outside \[0\.0, 1\.0\]"),
 ]
+
+
+def stepped_env() -> MultipathDeadlineEnv:
+    env = MultipathDeadlineEnv("dams-rtt-40")
+    env.reset(seed=0)
+    return env
+
+
+def suite_with_seeds(seeds: Any) -> Any:
+    from mpsched.experiments.suite import load_suite
+
+    return load_suite({"name": "s", "seeds": seeds,
+                       "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}]})
 
 
 def test_the_largest_block_runs() -> None:
