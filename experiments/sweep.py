@@ -363,6 +363,9 @@ class ResultStore:
         self.path = Path(path)
         self.rows_dir = self.path / "rows"
         self.series_dir = self.path / "series"
+        self.damaged_dir = self.path / "damaged"
+        self.quarantined: list[tuple[Path, str]] = []
+        """Row files a resumed :meth:`open` moved to :attr:`damaged_dir`, with why."""
 
     # -- manifest -------------------------------------------------------------------------
     @property
@@ -386,6 +389,8 @@ class ResultStore:
         self.rows_dir.mkdir(parents=True, exist_ok=True)
         for leftover in list(self.rows_dir.glob(".*.tmp")) + list(self.series_dir.glob("*/.*.tmp")):
             leftover.unlink(missing_ok=True)
+        if resume:
+            self.quarantined = self.quarantine()
         has_rows = bool(self.files())
         if self.manifest_path.exists() and has_rows:
             if not resume:
@@ -423,13 +428,47 @@ class ResultStore:
         return from_source(m["source"], m["spec"], bool(m.get("quick")))
 
     # -- files ----------------------------------------------------------------------------
+    def quarantine(self) -> list[tuple[Path, str]]:
+        """Move every row file that cannot be read whole (a write cut short by a crash or a
+        full disk, a damaged copy) to ``damaged/``: its episodes are then missing, and a
+        resumed sweep runs them again. Returns the moved files (new paths) with why."""
+        import pyarrow.parquet as pq
+
+        moved: list[tuple[Path, str]] = []
+        for f in sorted(self.rows_dir.glob("*.parquet")):
+            try:
+                pq.read_table(f)
+            except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+                self.damaged_dir.mkdir(parents=True, exist_ok=True)
+                dest = self.damaged_dir / f.name
+                os.replace(f, dest)
+                moved.append((dest, f"{type(exc).__name__}: {exc}"))
+        return moved
+
+    def _read(self, f: Path, columns: list[str] | None = None) -> Any:
+        """A row file as an Arrow table, or SweepError naming the file and the way out."""
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(f, columns=columns)
+        except (OSError, ValueError) as exc:
+            raise SweepError(self._damaged_message(f, exc)) from None
+
+    def _damaged_message(self, f: Path, exc: Exception) -> str:
+        return (f"{f}: not a readable row file ({type(exc).__name__}: {exc}); resuming the sweep "
+                f"(mpsched sweep SUITE --out {self.path} --resume) moves it to {self.damaged_dir} and runs "
+                "its episodes again")
+
     def _merged(self) -> tuple[list[Path], set[str]]:
         import pyarrow.parquet as pq
 
         merged = sorted(self.rows_dir.glob("merged-*.parquet"))
         covered: set[str] = set()
         for f in merged:
-            meta = pq.read_schema(f).metadata or {}
+            try:
+                meta = pq.read_schema(f).metadata or {}
+            except (OSError, ValueError) as exc:
+                raise SweepError(self._damaged_message(f, exc)) from None
             covered.update(json.loads(meta.get(b"mpsched.merged", b"[]")))
         return merged, covered
 
@@ -444,11 +483,9 @@ class ResultStore:
 
     def keys(self) -> set[tuple[Any, ...]]:
         """Keys of the stored rows."""
-        import pyarrow.parquet as pq
-
         out: set[tuple[Any, ...]] = set()
         for f in self.files():
-            t = pq.read_table(f, columns=list(KEY_COLUMNS)).to_pydict()
+            t = self._read(f, list(KEY_COLUMNS)).to_pydict()
             out.update(zip(*(t[c] for c in KEY_COLUMNS)))
         return out
 
@@ -490,9 +527,7 @@ class ResultStore:
         SweepError
             If a key is stored twice (the store was written by something else).
         """
-        import pyarrow.parquet as pq
-
-        frames = [pq.read_table(f).to_pandas() for f in self.files()]
+        frames = [self._read(f).to_pandas() for f in self.files()]
         if not frames:
             return pd.DataFrame(columns=list(KEY_COLUMNS))
         df = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
@@ -511,7 +546,14 @@ class ResultStore:
         files = sorted(folder.glob("*.parquet")) if folder.exists() else []
         if not files:
             return pd.DataFrame()
-        df = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+        frames = []
+        for f in files:
+            try:
+                frames.append(pq.read_table(f).to_pandas())
+            except (OSError, ValueError) as exc:
+                raise SweepError(f"{f}: not a readable series file ({type(exc).__name__}: {exc}); it holds one "
+                                 f"episode's {kind} series: delete it to report without it") from None
+        df = pd.concat(frames, ignore_index=True)
         stored = self.keys()
         keep = [tuple(k) in stored for k in df[list(KEY_COLUMNS)].itertuples(index=False)]
         return df[keep].sort_values(list(KEY_COLUMNS), kind="stable").reset_index(drop=True)
@@ -654,6 +696,9 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
     _require_pyarrow()
     store = ResultStore(out)
     store.open(suite, resume)
+    for moved, why in store.quarantined:
+        print(f"mpsched sweep: {moved.name} could not be read ({why}); moved to {moved.parent}: its episodes "
+              "run again", file=sys.stderr)
     episodes = suite.episodes()
     stored = store.keys() if resume else set()
     pending = [e for e in episodes if e.key not in stored]

@@ -181,6 +181,32 @@ def test_resume_runs_only_the_missing_keys(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(comparable(load_results(partial)[0].rows), comparable(load_results(clean)[0].rows))
 
 
+def test_a_truncated_row_file_is_named_then_moved_aside_and_rerun_by_resume(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A task file cut short (as by a crash mid-write): reading the results names it and
+    says how to recover; a resumed sweep moves it to damaged/ and runs its episodes again,
+    giving the rows of a clean run with none lost or duplicated."""
+    suite = unit_suite()
+    clean = tmp_path / "clean"
+    run_sweep(suite, clean, executor="local", progress=False)
+    partial = tmp_path / "partial"
+    run_sweep(suite, partial, executor="local", progress=False, compact=False, max_episodes_per_task=3)
+    victim = sorted((partial / "rows").glob("part-*.parquet"))[1]
+    lost = len(pd.read_parquet(victim))
+    victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+    with pytest.raises(SweepError, match=f"{victim.name}: not a readable row file .*--resume\\) moves it to"):
+        load_results(partial)
+    from mpsched.experiments.cli import main
+
+    assert main(["report", str(partial), "--out", str(tmp_path / "report")]) != 0
+    assert victim.name in capsys.readouterr().err
+    stats = run_sweep(suite, partial, executor="local", progress=False, resume=True)
+    assert f"{victim.name} could not be read" in capsys.readouterr().err
+    assert (partial / "damaged" / victim.name).exists() and not victim.exists()
+    assert stats.ran == lost and stats.skipped == 16 - lost
+    pd.testing.assert_frame_equal(comparable(load_results(partial)[0].rows), comparable(load_results(clean)[0].rows))
+
+
 def test_compaction_never_counts_a_row_twice(tmp_path: Path) -> None:
     """A merged file lists the task files it holds: if removing them is cut short, they
     are ignored, and a later compaction folds new files in."""
