@@ -324,3 +324,23 @@ def test_a_figure_id_that_leaves_the_report_folder_is_rejected(bad_id: str, swep
     with pytest.raises(ReportError, match="figure id .*expected a name of letters, digits"):
         build_report(copy, out)
     assert not list(tmp_path.rglob("escaped*")) and not list(Path("/tmp").glob("escaped*.png"))
+
+
+def test_a_report_of_an_interrupted_sweep_says_what_is_missing(swept: Path, tmp_path: Path) -> None:
+    """Rows missing from the store (as after an interrupted sweep) are listed per scenario
+    and policy with their seeds; a complete store says nothing of the kind."""
+    import pyarrow.parquet as pq
+
+    assert "Incomplete results" not in build_report(swept, tmp_path / "full").read_text()
+    copy = tmp_path / "copy"
+    shutil.copytree(swept, copy)
+    (part,) = (copy / "rows").glob("*.parquet")
+    table = pq.read_table(part)
+    df = table.to_pandas()
+    gone = (df["policy"] == "dams") & (df["scenario"] == "dams-rtt-160") & (df["seed"] >= 1)
+    assert gone.sum() == 2
+    kept = type(table).from_pandas(df[~gone], preserve_index=False).replace_schema_metadata(table.schema.metadata)
+    pq.write_table(kept, part)
+    md = build_report(copy, tmp_path / "partial").read_text()
+    assert f"**Incomplete results: 2 of {len(df)} episodes of the suite are not stored**" in md
+    assert "| dams-rtt-160 | dams | 1, 2 |" in md

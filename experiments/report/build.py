@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...envs.errors import MpschedError
 from ..suite import DEFAULT_METRICS, FIGURE_ID_RULE, figure_id_ok
 from ..sweep import (
     KEY_COLUMNS,
@@ -95,6 +96,7 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
         f"policies, seeds {_seed_text(seeds)}; {_provenance(rows)}. Tables give the mean over seeds of each "
         f"seed's mean over the group's scenarios, ± the half-width of its 95 % confidence interval (Student's t), "
         f"ranked by {metric_format(rank_by).label} (`{rank_by}`)."))
+    blocks += missing_episode_blocks(res)
     figure_specs = [dict(f) for f in spec.get("figures", [])]
     groups = list(ctx.layout)
     common = set.intersection(*(set(ctx.group_rows(g)["policy"]) for g in groups)) if groups else set()
@@ -192,6 +194,29 @@ def _seed_text(seeds: Sequence[int]) -> str:
     if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
         return f"{seeds[0]}-{seeds[-1]}"
     return ", ".join(str(s) for s in seeds)
+
+
+def missing_episode_blocks(res: SuiteResults) -> list[Block]:
+    """What an interrupted sweep left out: the suite's episodes with no stored row, counted
+    per scenario and policy (nothing when every episode is stored)."""
+    try:
+        episodes = res.suite().episodes()
+    except MpschedError:
+        return [Para("**The suite cannot be rebuilt from the stored manifest**, so whether episodes are "
+                     "missing is not known.")]
+    stored = set(res.rows[list(KEY_COLUMNS)].itertuples(index=False, name=None)) if len(res.rows) else set()
+    missing: dict[tuple[str, str], list[int]] = {}
+    for e in episodes:
+        if e.key not in stored:
+            missing.setdefault((e.case.name, e.policy.label), []).append(e.seed)
+    if not missing:
+        return []
+    count = sum(len(v) for v in missing.values())
+    table = Table(["scenario", "policy", "missing seeds"],
+                  [[sc, pol, _seed_text(sorted(seeds))] for (sc, pol), seeds in sorted(missing.items())], "llr")
+    return [Para(f"**Incomplete results: {count} of {len(episodes)} episodes of the suite are not stored** (an "
+                 "interrupted or failed sweep); every table, figure and claim below is computed without them. "
+                 "Resuming the sweep (`mpsched sweep SUITE --out RESULTS --resume`) runs only these."), table]
 
 
 def _figures(ctx: ReportContext, specs: Sequence[dict[str, Any]], figures_dir: Path, prefix: str) -> list[Block]:
