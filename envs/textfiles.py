@@ -143,14 +143,15 @@ def table_rows(
 ) -> Iterator[tuple[int, dict[str, str]]]:
     """Data rows of a delimited text file as ``(line number, {option: cell})``.
 
-    Blank lines and lines whose first non-blank character is ``#`` are skipped. With
+    Blank lines and comment lines, whose first non-blank character is ``#`` or ``%`` (the
+    comments of MATLAB-written logs such as the cisco syncodecs traces), are skipped. With
     ``header`` the first other line names the columns; ``columns`` maps each option name
     (e.g. ``"time_column"``) to a column name or 0-based index (only indices without header).
     """
     index = None if header else {option: int(column) for option, column in columns.items()}
     for number, line in enumerate(lines, start=1):
         stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped or stripped.startswith(("#", "%")):
             continue
         cells = split_cells(stripped, delimiter)
         if index is None:

@@ -387,6 +387,15 @@ def test_frames_csv_with_header_and_type_map(tmp_path: Path) -> None:
     assert t.frame_rate == pytest.approx(1000 / 33)
 
 
+def test_frames_skip_percent_comment_lines(tmp_path: Path) -> None:
+    """MATLAB-written frame logs (cisco syncodecs) comment with ``%``: such lines are
+    skipped, before the header and between data lines, instead of failing as a time."""
+    write(tmp_path, "log.txt", "% syncodecs trace\n% type time size\n0 900\n% mid\n0.04 300\n0.08 200\n")
+    t = generate({"type": "frames", "file": str(tmp_path / "log.txt"), "loop": False}, duration_s=1)
+    assert t.arrival_ns.tolist() == [0, 40 * MS, 80 * MS]
+    assert t.size_bytes.tolist() == [900, 300, 200]
+
+
 def test_frames_without_type_column_use_default_type(tmp_path: Path) -> None:
     write(tmp_path, "v", "0 10\n0.5 20\n")
     t = generate(

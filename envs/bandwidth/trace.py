@@ -25,7 +25,7 @@ Formats
 
 Notes
 -----
-In the ``cooked`` and ``csv`` formats, blank lines and lines starting with ``#`` are
+In the ``cooked`` and ``csv`` formats, blank lines and lines starting with ``#`` or ``%`` are
 skipped; times must strictly increase and are shifted so that the first is 0; a
 sample's rate holds until the next sample and the last one for the median sample
 interval, which ends the trace's cycle. At least two samples are required.

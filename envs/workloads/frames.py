@@ -9,7 +9,7 @@ for ``avc``, ``default_type`` P, ``deadline_ms`` 200, ``start_s`` 0 and
 Frame times must strictly increase; they are shifted so the first frame arrives at
 ``start_s``. Sizes are rounded up to whole bytes (bits / 8 rounded up). Type cells
 are matched as raw strings against ``type_map``. ``header`` defaults to true exactly
-when a column is named; blank and ``#`` lines are skipped. With ``loop`` the file
+when a column is named; blank, ``#`` and ``%`` lines are skipped. With ``loop`` the file
 repeats with period = last time - first time + median frame interval;
 ``frame_rate`` is 1 / median frame interval. At least two frames are required.
 Parsed files are cached by resolved path, modification time, size and options.
