@@ -14,7 +14,10 @@ find them by name, any other argument is a directory.
 
 from __future__ import annotations
 
+import copy
 import json
+import zipfile
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ import torch
 
 from ..envs.errors import PolicyError
 from ..envs.policy import WAIT, Observation, Policy
+from .features import EXTRACTORS, SlotPolicy
 from .vec_env import refine_masks
 
 __all__ = ["ALGOS", "ZOO_DIR", "AgentPolicy", "load", "model_dir", "read_meta", "zoo_names"]
@@ -98,10 +102,87 @@ def sb3_class(algo: str) -> Any:
     raise ValueError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
 
 
+def policy_setup(algo: str, hp: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The SB3 policy (class or alias) and its keyword arguments for hyperparameters ``hp``."""
+    kwargs = copy.deepcopy(dict(hp.get("policy_kwargs", {}) or {}))
+    extractor = hp.get("extractor", "set")
+    ex_kwargs = dict(kwargs.pop("features_extractor_kwargs", {}) or {})
+    ex_kwargs["num_slots"] = int(hp["num_slots"])
+    if extractor == "flat":
+        ex_kwargs = {"num_slots": int(hp["num_slots"])}
+    kwargs["features_extractor_class"] = EXTRACTORS[extractor]
+    kwargs["features_extractor_kwargs"] = ex_kwargs
+    if algo == "dqn":
+        return "MlpPolicy", kwargs
+    if extractor == "set":
+        return SlotPolicy, kwargs
+    if algo == "ppo":
+        return "MlpPolicy", kwargs
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    return MaskableActorCriticPolicy, kwargs
+
+
+def _no_schedule(_: float) -> float:
+    """Stands for a training schedule in a model loaded only to act."""
+    return 0.0
+
+
+def safe_entries(path: str | Path, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """What replaces every pickled entry of an SB3 ``model.zip`` when it is loaded.
+
+    SB3 stores the policy class, its keyword arguments, the spaces and the schedules of a
+    model with cloudpickle; loading those runs whatever code a crafted file holds. Every
+    such entry is replaced instead: the policy, its arguments and the spaces are rebuilt
+    from ``agent.json`` (the algorithm, the extractor, the recorded hyperparameters, K and
+    Pmax), schedules by a constant, anything else by None. Only the weights are read
+    from the zip, by ``torch.load(weights_only=True)``.
+
+    Raises
+    ------
+    PolicyError
+        When the zip has no readable ``data`` entry.
+    """
+    from gymnasium import spaces
+    from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
+
+    from ..envs import _core
+    from ..envs.env import observation_space
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise PolicyError(f"agent model {str(path)!r}: not a readable SB3 model ({exc})") from None
+    algo = str(meta["algo"])
+    K, P = int(meta["num_slots"]), int(meta["max_paths"])
+    hp = {**dict(meta.get("hyperparams") or {}), "num_slots": K, "extractor": meta.get("extractor", "set")}
+    policy, policy_kwargs = policy_setup(algo, hp)
+    if isinstance(policy, str):
+        policy = sb3_class(algo).policy_aliases[policy]
+    rebuilt: dict[str, Any] = {
+        "policy_class": policy,
+        "policy_kwargs": policy_kwargs,
+        "observation_space": observation_space(int(_core.obs_dim(K, P))),
+        "action_space": spaces.Discrete(K + 1),
+        "lr_schedule": _no_schedule,
+        "clip_range": _no_schedule,
+        "exploration_schedule": _no_schedule,
+        "train_freq": TrainFreq(1, TrainFrequencyUnit.STEP),
+    }
+    return {key: rebuilt.get(key) for key, value in data.items() if isinstance(value, dict) and ":serialized:" in value}
+
+
 @lru_cache(maxsize=8)
-def _load_network(path: str, mtime_ns: int, algo: str) -> Any:
-    """The SB3 model of a zip, loaded once per file version (evaluation only reads it)."""
-    model = sb3_class(algo).load(path, device="cpu")
+def _load_network(path: str, mtime_ns: int, meta_json: str) -> Any:
+    """The SB3 model of a zip, loaded once per file version without unpickling anything
+    (:func:`safe_entries`); evaluation only reads it."""
+    meta = json.loads(meta_json)
+    try:
+        model = sb3_class(meta["algo"]).load(path, device="cpu", custom_objects=safe_entries(path, meta))
+    except (RuntimeError, ValueError, KeyError) as exc:
+        raise PolicyError(f"agent model {path!r}: its weights do not fit the network agent.json describes "
+                          f"({type(exc).__name__}: {str(exc)[:300]})") from None
     model.policy.set_training_mode(False)
     return model
 
@@ -150,7 +231,8 @@ class AgentPolicy(Policy):
         self.max_paths: int = int(self.meta["max_paths"])
         self.mask_expired: bool = bool(self.meta["mask_expired"])
         zip_path = self.directory / MODEL_FILE
-        self.network = _load_network(str(zip_path.resolve()), zip_path.stat().st_mtime_ns, self.algo)
+        self.network = _load_network(str(zip_path.resolve()), zip_path.stat().st_mtime_ns,
+                                     json.dumps(self.meta, sort_keys=True))
         from ..envs import _core
 
         self._obs = np.zeros(_core.obs_dim(self.num_slots, self.max_paths), np.float32)
@@ -179,6 +261,8 @@ def load(name_or_path: str | Path = "default", **params: Any) -> AgentPolicy:
     """The deterministic policy of a shipped model (by name) or a model directory.
 
     ``agent:NAME`` in a suite calls ``load(NAME, **params)``; no parameters are taken.
+    Nothing in the directory is unpickled (:func:`safe_entries`): a model from elsewhere
+    cannot run code when it is loaded.
 
     Raises
     ------

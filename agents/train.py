@@ -30,8 +30,8 @@ from ..envs.episode import build_episode
 from ..envs.errors import MpschedError
 from ..envs.pool import EpisodePool
 from .experts import EXPERTS, Demonstrations, demonstrations
-from .features import EXTRACTORS, FlatExtractor, SlotPolicy, SlotSetExtractor
-from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, sb3_class
+from .features import EXTRACTORS, FlatExtractor, SlotSetExtractor
+from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, policy_setup, sb3_class
 from .vec_env import NativeVecEnv
 
 __all__ = ["HYPERPARAMS_DIR", "TrainingError", "TrainResult", "behaviour_clone", "evaluate_batched",
@@ -113,27 +113,6 @@ def load_hyperparams(algo: str, suite: str = "default", overrides: Sequence[str]
     if hp.get("extractor", "set") not in EXTRACTORS:
         raise TrainingError(f"extractor: got {hp.get('extractor')!r}; expected one of {', '.join(EXTRACTORS)}")
     return hp
-
-
-def _policy_setup(algo: str, hp: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The SB3 policy (class or alias) and its keyword arguments."""
-    kwargs = copy.deepcopy(dict(hp.get("policy_kwargs", {}) or {}))
-    extractor = hp.get("extractor", "set")
-    ex_kwargs = dict(kwargs.pop("features_extractor_kwargs", {}) or {})
-    ex_kwargs["num_slots"] = int(hp["num_slots"])
-    if extractor == "flat":
-        ex_kwargs = {"num_slots": int(hp["num_slots"])}
-    kwargs["features_extractor_class"] = EXTRACTORS[extractor]
-    kwargs["features_extractor_kwargs"] = ex_kwargs
-    if algo == "dqn":
-        return "MlpPolicy", kwargs
-    if extractor == "set":
-        return SlotPolicy, kwargs
-    if algo == "ppo":
-        return "MlpPolicy", kwargs
-    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-    return MaskableActorCriticPolicy, kwargs
 
 
 def _algo_kwargs(hp: Mapping[str, Any]) -> dict[str, Any]:
@@ -455,7 +434,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     else:
         if resume:
             log(f"no checkpoint in {out / CHECKPOINTS}: starting afresh")
-        policy, policy_kwargs = _policy_setup(algo, hp)
+        policy, policy_kwargs = policy_setup(algo, hp)
         kwargs = _algo_kwargs(hp) if algo != "bc" else {}
         try:
             model = cls(policy, env, policy_kwargs=policy_kwargs, seed=seed, device="cpu", verbose=0,

@@ -273,3 +273,44 @@ def test_cli_resume_continues_from_the_last_checkpoint(trained: dict, tmp_path: 
     assert meta["timesteps"] == 768 and meta["imitation"]["expert"] == "dams"
     assert [e["timesteps"] for e in meta["evaluations"]] == [768.0]
     assert load(out).network.num_timesteps == 768
+
+
+class _RunsCode:
+    """Unpickling this writes a file: what a crafted model.zip can make a loader do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (exec, (f"open({str(self.marker)!r}, 'w').write('ran')",))
+
+
+def test_a_crafted_model_directory_runs_no_code_on_load(tmp_path: Path) -> None:
+    """Every pickled entry of a model's data (here the policy class, replaced by an object
+    whose unpickling writes a file) is rebuilt from agent.json instead of unpickled: the
+    model loads, acts as the shipped one, and the file is never written."""
+    import base64
+    import zipfile
+
+    import cloudpickle
+
+    marker = tmp_path / "ran.txt"
+    crafted = tmp_path / "crafted"
+    shutil.copytree(Path(load("default").directory), crafted)
+    original = crafted / "model.zip"
+    with zipfile.ZipFile(original) as zf:
+        entries = {name: zf.read(name) for name in zf.namelist()}
+    data = json.loads(entries["data"])
+    payload = base64.b64encode(cloudpickle.dumps(_RunsCode(marker))).decode()
+    for key in ("policy_class", "policy_kwargs", "lr_schedule"):
+        data[key] = {":type:": "<class 'abc.ABCMeta'>", ":serialized:": payload}
+    entries["data"] = json.dumps(data).encode()
+    original.unlink()
+    with zipfile.ZipFile(original, "w") as zf:
+        for name, content in entries.items():
+            zf.writestr(name, content)
+    scenario = resolve("dams-rtt-40").replace(duration_s=2.0)
+    result = simulate(scenario, f"agent:{crafted}", seed=1)
+    assert not marker.exists()
+    shipped = simulate(scenario, "agent:default", seed=1)
+    assert result.summary["weighted_on_time_rate"] == shipped.summary["weighted_on_time_rate"]
