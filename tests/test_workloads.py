@@ -396,6 +396,29 @@ def test_frames_skip_percent_comment_lines(tmp_path: Path) -> None:
     assert t.size_bytes.tolist() == [900, 300, 200]
 
 
+def test_frames_numbered_by_fps_and_frame_numbers_refused_as_seconds(tmp_path: Path) -> None:
+    """A log of frame numbers and sizes is a 1 fps video when the numbers are taken as
+    seconds: refused, naming the file and the way out; with ``fps`` and no time column the
+    frames are spaced 1 / fps apart."""
+    write(tmp_path, "numbered.txt", "0 900\n1 300\n2 200\n3 250\n")
+    write(tmp_path, "sizes.txt", "900\n300\n200\n250\n")
+    numbered = {"type": "frames", "file": str(tmp_path / "numbered.txt"), "loop": False}
+    with pytest.raises(TraceError, match=r"numbered\.txt:1: the time column holds frame numbers \(0, 1, 2, \.\.\."):
+        generate(numbered, duration_s=10)
+    by_fps = {"type": "frames", "file": str(tmp_path / "sizes.txt"), "time_column": None, "fps": 25,
+              "size_column": 0, "loop": False}
+    t = generate(by_fps, duration_s=1)
+    assert t.arrival_ns.tolist() == [0, 40 * MS, 80 * MS, 120 * MS]
+    assert t.size_bytes.tolist() == [900, 300, 200, 250] and t.frame_rate == pytest.approx(25)
+    assert "fps" not in normalize_workload(numbered, "w")
+    with pytest.raises(ScenarioError, match=r"w\.time_column: got None; expected null exactly when fps"):
+        normalize_workload({**numbered, "time_column": None}, "w")
+    with pytest.raises(ScenarioError, match=r"w\.time_column: got 0; expected null exactly when fps"):
+        normalize_workload({**numbered, "fps": 25, "time_column": 0}, "w")
+    real_seconds = write(tmp_path, "seconds.txt", "0.0 900\n1.0 300\n2.0 200\n")
+    assert generate({"type": "frames", "file": str(real_seconds), "loop": False}, duration_s=5).frame_rate == 1.0
+
+
 def test_frames_without_type_column_use_default_type(tmp_path: Path) -> None:
     write(tmp_path, "v", "0 10\n0.5 20\n")
     t = generate(

@@ -1,13 +1,19 @@
 """The ``frames`` workload: a per-frame text file of a real video (time, size and optionally frame type).
 
-Keys and defaults: ``file`` (required), ``time_column`` 0, ``size_column`` 1,
-``type_column`` None, ``type_map`` {"1": I, "0": P}, ``time_unit`` s, ``size_unit``
-bytes, ``delimiter`` whitespace, ``header``, ``loop`` true, ``priority`` and ``weight`` as
-for ``avc``, ``default_type`` P, ``deadline_ms`` 200, ``start_s`` 0 and
+Keys and defaults: ``file`` (required), ``time_column`` 0, ``fps`` (unset, and then
+absent from the canonical form),
+``size_column`` 1, ``type_column`` None, ``type_map`` {"1": I, "0": P}, ``time_unit`` s,
+``size_unit`` bytes, ``delimiter`` whitespace, ``header``, ``loop`` true, ``priority`` and
+``weight`` as for ``avc``, ``default_type`` P, ``deadline_ms`` 200, ``start_s`` 0 and
 ``playout_startup_ms`` (unset).
 
 Frame times must strictly increase; they are shifted so the first frame arrives at
-``start_s``. Sizes are rounded up to whole bytes (bits / 8 rounded up). Type cells
+``start_s``. A log without times (one line per frame, in order) is read with
+``time_column: null`` and ``fps``: frame ``k`` arrives ``round(k * 1e9 / fps)`` ns after
+the first. A time column that holds frame numbers (0, 1, 2, ... or 1, 2, 3, ... read as
+seconds: a one-frame-per-second video) is refused as a likely misreading; give ``fps``
+and ``time_column: null`` instead (``fps: 1`` for a video that really is one frame per
+second). Sizes are rounded up to whole bytes (bits / 8 rounded up). Type cells
 are matched as raw strings against ``type_map``. ``header`` defaults to true exactly
 when a column is named; blank, ``#`` and ``%`` lines are skipped. With ``loop`` the file
 repeats with period = last time - first time + median frame interval;
@@ -20,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -53,6 +59,7 @@ from .common import (
     FRAME_WEIGHT,
     WorkloadKind,
     check_budget,
+    check_fps,
     check_keyed,
     check_playout,
     check_priority,
@@ -84,6 +91,7 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "type",
             "file",
             "time_column",
+            "fps",
             "size_column",
             "type_column",
             "type_map",
@@ -100,7 +108,14 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "playout_startup_ms",
         ),
     )
-    time_column = check_column(cfg.get("time_column", 0), field_path(field, "time_column"))
+    raw_fps = cfg.get("fps")
+    fps = None if raw_fps is None else check_fps(raw_fps, field_path(field, "fps"))
+    raw_time_column = cfg.get("time_column", None if fps is not None else 0)
+    if (raw_time_column is None) != (fps is not None):
+        raise ScenarioError(field_path(field, "time_column"), raw_time_column,
+                            "null exactly when fps numbers the frames (a log without times), a column otherwise")
+    time_column = None if raw_time_column is None else check_column(raw_time_column,
+                                                                      field_path(field, "time_column"))
     size_column = check_column(cfg.get("size_column", 1), field_path(field, "size_column"))
     raw_type_column = cfg.get("type_column")
     type_column = (
@@ -110,6 +125,7 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
         "type": "frames",
         "file": check_file_name(cfg.get("file", MISSING), field_path(field, "file")),
         "time_column": time_column,
+        **({"fps": fps} if fps is not None else {}),
         "size_column": size_column,
         "type_column": type_column,
         "type_map": _type_map(cfg.get("type_map", {"1": "I", "0": "P"}), field_path(field, "type_map")),
@@ -130,6 +146,13 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
     }
 
 
+def _frame_numbers(offsets_ns: np.ndarray, cells: list[str]) -> bool:
+    """Whether times read as seconds are consecutive whole numbers written as integers
+    (``0 1 2 ...``): frame numbers, not times."""
+    whole = np.array_equal(offsets_ns, np.arange(offsets_ns.size, dtype=np.int64) * 1_000_000_000)
+    return whole and all(c.strip().lstrip("+").isdigit() for c in cells)
+
+
 @dataclass(frozen=True)
 class _FrameTrace:
     """A parsed frame file: offsets from the first frame, sizes, types, median interval."""
@@ -143,7 +166,8 @@ class _FrameTrace:
 def _parse_frames(
     path: Path,
     lines: list[str],
-    time_column: str | int,
+    time_column: str | int | None,
+    fps: float | None,
     size_column: str | int,
     type_column: str | int | None,
     type_map_items: tuple[tuple[str, str], ...],
@@ -155,7 +179,9 @@ def _parse_frames(
 ) -> _FrameTrace:
     """Parse the lines of a frame file (a :func:`~mpsched.envs.textfiles.cached_parse` parser)."""
     type_map = dict(type_map_items)
-    columns = {"time_column": time_column, "size_column": size_column}
+    columns: dict[str, str | int] = {"size_column": size_column}
+    if time_column is not None:
+        columns["time_column"] = time_column
     if type_column is not None:
         columns["type_column"] = type_column
     times: list[int] = []
@@ -165,7 +191,10 @@ def _parse_frames(
     time_cells: list[str] = []
     bound = MAX_BLOCK_BYTES * (8 if size_unit == "bits" else 1)
     for number, cells in table_rows(path, lines, delimiter, header, columns):
-        times.append(cell_time_ns(path, number, cells["time_column"], time_unit))
+        if time_column is None:
+            times.append(round(len(times) * 1e9 / cast(float, fps)))
+        else:
+            times.append(cell_time_ns(path, number, cells["time_column"], time_unit))
         size = cell_number(path, number, cells["size_column"], "frame size")
         if not 0 < size <= bound:
             raise TraceError(
@@ -187,8 +216,12 @@ def _parse_frames(
                 f"{sorted(type_map)!r}",
             )
         numbers.append(number)
-        time_cells.append(cells["time_column"])
+        time_cells.append(cells["time_column"] if time_column is not None else str(len(time_cells)))
     offsets, interval = sample_timeline(path, times, numbers, time_cells, "frame")
+    if time_column is not None and time_unit == "s" and _frame_numbers(offsets, time_cells):
+        raise TraceError(path, numbers[0], f"the time column holds frame numbers ({', '.join(time_cells[:3])}, "
+                         "... read as seconds: one frame per second); for a log without times give fps (frames "
+                         "per second) and time_column: null (fps: 1 if the video really has one frame a second)")
     size_array = np.array(sizes, dtype=np.int64)
     type_array = np.array(types, dtype=object)
     for array in (offsets, size_array, type_array):
@@ -202,6 +235,7 @@ def generate(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator, base_di
         resolve_file(cfg["file"], base_dir),
         _parse_frames,
         cfg["time_column"],
+        cfg.get("fps"),
         cfg["size_column"],
         cfg["type_column"],
         tuple(sorted(cfg["type_map"].items())),
