@@ -13,6 +13,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import string
@@ -165,6 +166,11 @@ def _assign(node: dict[str, Any], key: str, value: Any) -> None:
     node[key] = value
 
 
+MAX_GRID_POINTS = 10_000
+"""Most scenarios one scenario entry's grid may expand to (each is built and validated
+when the suite loads)."""
+
+
 def _grid_points(grid: Any, where: str, suite: str) -> list[dict[str, Any]]:
     if grid is None:
         return [{}]
@@ -173,7 +179,14 @@ def _grid_points(grid: Any, where: str, suite: str) -> list[dict[str, Any]]:
         for k in names:
             if not isinstance(grid[k], list) or not grid[k]:
                 raise SuiteError(suite, f"{where}.grid.{k}", grid[k], "a non-empty list of values")
+        size = math.prod(len(grid[k]) for k in names)
+        if size > MAX_GRID_POINTS:
+            raise SuiteError(suite, f"{where}.grid", f"{' x '.join(str(len(grid[k])) for k in names)} = {size} "
+                             "points", f"at most {MAX_GRID_POINTS} points per scenario entry")
         return [dict(zip(names, values)) for values in itertools.product(*(grid[k] for k in names))]
+    if isinstance(grid, list) and len(grid) > MAX_GRID_POINTS:
+        raise SuiteError(suite, f"{where}.grid", f"a list of {len(grid)} points",
+                         f"at most {MAX_GRID_POINTS} points per scenario entry")
     if isinstance(grid, list) and grid and all(isinstance(p, Mapping) for p in grid):
         return [dict(p) for p in grid]
     raise SuiteError(suite, f"{where}.grid", grid, "a mapping of variable -> values, or a list of mappings")

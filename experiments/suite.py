@@ -65,6 +65,13 @@ named), resolved when the suite is planned:
 The optimum and agents run one episode per task with their own resources (by default
 one CPU); baselines and user classes are batched, many episodes per task.
 
+Limits
+------
+A suite plans at most 1,000,000 episodes (:data:`MAX_EPISODES`); ``seeds`` lists at most
+100,000 seeds, each in ``[0, 2^63 - 1]`` (:data:`MAX_SEEDS`, :data:`MAX_SEED`); a scenario
+entry's grid expands to at most 10,000 scenarios
+(:data:`mpsched.experiments.grid.MAX_GRID_POINTS`). Larger studies are several suites.
+
 Train/test split
 ----------------
 ``split`` names the groups whose scenarios and seeds a learned scheduler trains on
@@ -353,6 +360,8 @@ class EpisodeSpec:
         return (self.suite, self.case.name, self.policy.label, self.seed)
 
 
+MAX_EPISODES = 1_000_000
+"""Most episodes a suite may plan (groups x scenarios x policies x seeds)."""
 MAX_SEEDS = 100_000
 """Most seeds a suite or group may list (a bound on the episodes it plans)."""
 MAX_SEED = 2**63 - 1
@@ -502,6 +511,10 @@ class Suite:
                           for g in groups]
             kept = {g.name for g in groups}
             split = {part: tuple(g for g in split[part] if g in kept) for part in split}
+        planned = sum(len(g.cases) * len(g.policies) * len(g.seeds) for g in groups)
+        if planned > MAX_EPISODES:
+            raise SuiteError(name, "groups", f"{planned} episodes (scenarios x policies x seeds)",
+                             f"at most {MAX_EPISODES} episodes per suite; split it into several suites")
         figures = raw.get("figures", []) or []
         claims = raw.get("claims", []) or []
         for key, items in (("figures", figures), ("claims", claims)):

@@ -213,6 +213,15 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
      lambda t: stepped_env().step(10**30), ActionError, r"action 10{30} is outside Discrete\(17\)"),
     ("ten billion seeds", lambda t: suite_with_seeds(10**10), SuiteError,
      r"seeds: got 10000000000; expected between 1 and 100000 seeds"),
+    ("a grid of a hundred thousand scenarios",
+     lambda t: load_any_suite({"name": "s", "seeds": 1, "groups": [{"name": "g", "policies": ["minrtt"], "scenarios": [
+         {"base": "dams-rtt-40", "grid": {"a": list(range(100)), "b": list(range(1000))},
+          "set": {"workload.deadline_ms": 100}}]}]}),
+     SuiteError, r"grid: got '100 x 1000 = 100000 points'; expected at most 10000 points per scenario entry"),
+    ("a suite of ten million episodes",
+     lambda t: load_any_suite({"name": "s", "seeds": 100_000, "groups": [
+         {"name": "g", "scenarios": ["dams-rtt-40", "dams-rtt-80"], "policies": ["*"]}]}),
+     SuiteError, r"groups: got '\d+ episodes .*'; expected at most 1000000 episodes per suite"),
     ("a seed beyond 64 bits", lambda t: suite_with_seeds([2**70]), SuiteError, r"seeds in \[0, 2\^63 - 1\]"),
     ("native policy parameter outside the twin's range",
      lambda t: idle_sim().run("dtp", (2.0,)), ValueError, r"priority_weight = 2\.0 is outside \[0\.0, 1\.0\]"),
@@ -225,11 +234,15 @@ def stepped_env() -> MultipathDeadlineEnv:
     return env
 
 
-def suite_with_seeds(seeds: Any) -> Any:
+def load_any_suite(spec: dict[str, Any]) -> Any:
     from mpsched.experiments.suite import load_suite
 
-    return load_suite({"name": "s", "seeds": seeds,
-                       "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}]})
+    return load_suite(spec)
+
+
+def suite_with_seeds(seeds: Any) -> Any:
+    return load_any_suite({"name": "s", "seeds": seeds,
+                           "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}]})
 
 
 def test_the_largest_block_runs() -> None:
