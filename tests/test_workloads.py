@@ -634,3 +634,56 @@ def test_block_table_arrays_are_read_only() -> None:
 def test_block_table_invariants(override: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         table(**override)
+
+
+def test_explicit_blocks_from_csv_and_json_files(tmp_path: Path) -> None:
+    """A file of blocks means what the same blocks inline mean; its problems name file and line."""
+    inline = [{"arrival_ms": 0, "size_bytes": 1200, "deadline_ms": 50, "priority": 2},
+              {"arrival_ms": 10, "size_bytes": 300, "deadline_ms": 90, "kind": "audio"}]
+    expected = generate({"type": "explicit", "blocks": inline}, duration_s=1)
+    write(tmp_path, "b.csv", "# two blocks\narrival_ms,size_bytes,deadline_ms,priority,kind\n0,1200,50,2,block\n"
+                             "10,300,90,0,audio\n")
+    write(tmp_path, "b.json", json.dumps({"blocks": inline}))
+    for name in ("b.csv", "b.json"):
+        table = generate({"type": "explicit", "file": str(tmp_path / name)}, duration_s=1)
+        for column in ("arrival_ns", "size_bytes", "deadline_ns", "priority", "weight", "kind"):
+            assert getattr(table, column).tolist() == getattr(expected, column).tolist(), (name, column)
+    write(tmp_path, "bad.csv", "arrival_ms,size_bytes,deadline_ms\n0,100,50\n20,0,60\n")
+    with pytest.raises(TraceError, match=r"bad\.csv:3: line 3\.size_bytes: got 0; expected"):
+        generate({"type": "explicit", "file": str(tmp_path / "bad.csv")}, duration_s=1)
+    write(tmp_path, "short.csv", "arrival_ms,size_bytes\n0,100\n")
+    with pytest.raises(TraceError, match=r"short\.csv: the header .* lacks deadline_ms"):
+        generate({"type": "explicit", "file": str(tmp_path / "short.csv")}, duration_s=1)
+    with pytest.raises(ScenarioError, match=r"w: got \['blocks', 'file'\]; expected either blocks"):
+        normalize_workload({"type": "explicit", "blocks": inline, "file": "b.csv"}, "w")
+    with pytest.raises(ScenarioError, match=r"w\.format: got <missing>|w\.format"):
+        normalize_workload({"type": "explicit", "file": "blocks.txt"}, "w")
+
+
+def test_explicit_blocks_from_a_har_capture(tmp_path: Path) -> None:
+    """A page load's HTTP Archive: one block per response that carries data, arriving when
+    its request started (from the earliest), due deadline_ms later; zero-size and unknown
+    responses are left out; responses that start together keep the file's order."""
+    def entry(start: str, body: int, content: int, mime: str) -> dict[str, Any]:
+        return {"startedDateTime": start,
+                "response": {"bodySize": body, "content": {"size": content, "mimeType": mime}}}
+
+    har = {"log": {"entries": [
+        entry("2024-05-01T10:00:00.250Z", 5000, 5000, "image/png"),
+        entry("2024-05-01T10:00:00.000Z", 12000, 40000, "text/html; charset=utf-8"),
+        entry("2024-05-01T10:00:00.100Z", 0, 0, "text/html"),            # a redirect: no data
+        entry("2024-05-01T10:00:00.250Z", -1, 800, "application/javascript"),  # body size unknown: content size
+        entry("2024-05-01T10:00:00.300Z", -1, -1, "image/gif"),          # nothing known: left out
+    ]}}
+    write(tmp_path, "page.har", json.dumps(har))
+    table = generate({"type": "explicit", "file": str(tmp_path / "page.har"), "deadline_ms": 100}, duration_s=1)
+    assert table.arrival_ns.tolist() == [0, 250 * MS, 250 * MS]
+    assert table.size_bytes.tolist() == [12000, 5000, 800]
+    assert table.deadline_ns.tolist() == [100 * MS, 350 * MS, 350 * MS]
+    assert table.kind.tolist() == ["text", "image", "application"]
+    with pytest.raises(ScenarioError, match=r"w\.deadline_ms: got <missing>|w\.deadline_ms"):
+        normalize_workload({"type": "explicit", "file": "page.har"}, "w")
+    write(tmp_path, "broken.har", json.dumps({"log": {"entries": [{"startedDateTime": "yesterday",
+                                                                    "response": {"bodySize": 10}}]}}))
+    with pytest.raises(TraceError, match=r"broken\.har: log\.entries\[0\]\.startedDateTime: 'yesterday' is not"):
+        generate({"type": "explicit", "file": str(tmp_path / "broken.har"), "deadline_ms": 100}, duration_s=1)
