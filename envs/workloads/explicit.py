@@ -149,6 +149,11 @@ def _parse_json(path: Path, lines: list[str]) -> tuple[dict[str, Any], ...]:
     return tuple(_in_file(path, None, item, f"blocks[{i}]") for i, item in enumerate(items))
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A HAR object, or an empty one where the capture left it out."""
+    return value if isinstance(value, dict) else {}
+
+
 def _har_time_ms(path: Path, value: Any, where: str) -> float:
     try:
         stamp = datetime.datetime.fromisoformat(str(value))
@@ -172,8 +177,8 @@ def _parse_har(path: Path, lines: list[str], deadline_ms: float) -> tuple[dict[s
         where = f"log.entries[{i}]"
         if not isinstance(entry, dict):
             raise TraceError(path, None, f"{where}: not a mapping")
-        response = entry.get("response") if isinstance(entry.get("response"), dict) else {}
-        content = response.get("content") if isinstance(response.get("content"), dict) else {}
+        response = _mapping(entry.get("response"))
+        content = _mapping(response.get("content"))
         size = next((v for v in (response.get("bodySize"), content.get("size"))
                      if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0), 0)
         if size <= 0:
