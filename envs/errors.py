@@ -24,6 +24,18 @@ class MpschedError(ValueError):
     """Base class of every input error raised by mpsched."""
 
 
+MAX_SHOWN_CHARS = 200
+"""Longest rendering of an offending value in a message (a huge value is cut, not dumped)."""
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to :data:`MAX_SHOWN_CHARS` characters with its full length said."""
+    text = repr(value)
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return f"{text[:MAX_SHOWN_CHARS - 3]}... ({len(text)} characters)"
+
+
 class ScenarioError(MpschedError):
     """A scenario field is missing, of the wrong type or out of range.
 
@@ -41,7 +53,7 @@ class ScenarioError(MpschedError):
         self.field = field
         self.value = value
         self.expected = expected
-        super().__init__(f"{field}: got {value!r}; expected {expected}")
+        super().__init__(f"{field}: got {shown(value)}; expected {expected}")
 
 
 class TraceError(MpschedError):
@@ -62,7 +74,9 @@ class TraceError(MpschedError):
         self.line = line
         self.problem = problem
         where = f"{self.file}:{line}" if line is not None else self.file
-        super().__init__(f"{where}: {problem}")
+        told = problem if len(problem) <= 2 * MAX_SHOWN_CHARS else \
+            f"{problem[:2 * MAX_SHOWN_CHARS - 3]}... ({len(problem)} characters)"
+        super().__init__(f"{where}: {told}")
 
 
 class PolicyError(MpschedError):
@@ -81,7 +95,4 @@ class SuiteError(MpschedError):
         self.field = field
         self.value = value
         self.expected = expected
-        text = repr(value)
-        if len(text) > 200:
-            text = text[:197] + "..."
-        super().__init__(f"suite {suite}: {field}: got {text}; expected {expected}")
+        super().__init__(f"suite {suite}: {field}: got {shown(value)}; expected {expected}")

@@ -245,6 +245,26 @@ def suite_with_seeds(seeds: Any) -> Any:
                            "groups": [{"name": "g", "scenarios": ["dams-rtt-40"], "policies": ["minrtt"]}]})
 
 
+def test_a_huge_offending_value_is_cut_in_the_message(tmp_path: Path) -> None:
+    """A 700 kB value (or trace line) is named by its start and length, not dumped into
+    the message."""
+    from mpsched.envs.bandwidth import load_trace_file
+
+    huge = "x" * 700_000
+    with pytest.raises(ScenarioError) as info:
+        Scenario.from_dict({**GOOD, "duration_s": huge})
+    message = str(info.value)
+    assert len(message) < 400 and "(700002 characters)" in message and message.startswith("duration_s: got 'xxx")
+    with pytest.raises(SuiteError, match=r"\(700002 characters\)") as suite_info:
+        suite_with_seeds(huge)
+    assert len(str(suite_info.value)) < 400
+    trace = tmp_path / "long.log"
+    trace.write_text("0 1\n" + "y" * 700_000 + "\n")
+    with pytest.raises(TraceError) as trace_info:
+        load_trace_file(trace, format="cooked")
+    assert len(str(trace_info.value)) < 500 and "characters)" in str(trace_info.value)
+
+
 def test_the_largest_block_runs() -> None:
     """A block of 2^31 - 1 bytes (the largest allowed) is cut into packets without
     overflowing the core's 32-bit packet count, in a scenario and in the core directly."""
