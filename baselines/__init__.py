@@ -20,7 +20,7 @@ import inspect
 import pkgutil
 from types import ModuleType
 
-from ..envs import registry
+from ..envs import _core, registry
 from ..envs.policy import Policy, check_twin
 
 __all__ = ["REGISTRY", "FAMILIES", "catalog"]
@@ -33,6 +33,7 @@ def _families() -> tuple[ModuleType, ...]:
 
 
 def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:
+    twins = _core.native_policies()
     found: dict[str, type[Policy]] = {}
     for module in families:
         for attr in module.__all__:
@@ -41,7 +42,7 @@ def _collect(families: tuple[ModuleType, ...]) -> dict[str, type[Policy]]:
                 if cls.name in found:
                     raise RuntimeError(f"two baselines are named {cls.name!r}: {found[cls.name].__name__} "
                                        f"and {cls.__name__}")
-                check_twin(cls)
+                check_twin(cls, twins)
                 found[cls.name] = cls
     return found
 

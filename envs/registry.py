@@ -222,26 +222,29 @@ def ids(kind: str | None = None) -> list[str]:
     return sorted(found)
 
 
+def _registered(id: str) -> tuple[PolicyEntry | None, str]:
+    """The entry behind ``id`` among those registered so far, with a prefix's argument."""
+    head, colon, rest = id.partition(":")
+    if not colon:
+        return _ENTRIES.get(id), ""
+    found = _PREFIXES.get(head)
+    if found is not None and not rest:
+        raise PolicyError(f"policy {id!r}: expected {found.usage}")
+    return found, rest
+
+
 def _lookup(id: str) -> tuple[PolicyEntry | None, str]:
     """The entry behind an id and, for a prefix, the text after ``:``; (None, "") for a
     ``module:Class`` id."""
     if not isinstance(id, str) or not id.strip():
         raise PolicyError(f"policy: got {id!r}; expected a policy id (one of {', '.join(ids())})")
-    head, colon, rest = id.partition(":")
-    for attempt in (0, 1):
-        if colon:
-            found = _PREFIXES.get(head)
-            if found is not None:
-                if not rest:
-                    raise PolicyError(f"policy {id!r}: expected {found.usage}")
-                return found, rest
-        elif id in _ENTRIES:
-            return _ENTRIES[id], ""
-        if attempt == 0:
-            _load_providers()
-    if colon:
-        return None, ""
-    raise PolicyError(_unknown_message(id))
+    found, rest = _registered(id)
+    if found is None:
+        _load_providers()
+        found, rest = _registered(id)
+    if found is None and ":" not in id:
+        raise PolicyError(_unknown_message(id))
+    return found, rest
 
 
 def _unknown_message(id: str) -> str:
@@ -336,8 +339,7 @@ def make(id: str, **params: Any) -> Any:
     takes_any = _takes_any_keyword(factory)
     for key in params:
         if key not in accepted and not takes_any:
-            raise PolicyError(f"policy {id!r} takes no parameter {key!r}"
-                              + (f"; its parameters: {', '.join(accepted)}" if accepted else "; it has no parameters"))
+            raise PolicyError(_no_parameter(id, key, accepted))
     try:
         policy = factory(*positional, **params)
     except PolicyError:
@@ -347,6 +349,11 @@ def make(id: str, **params: Any) -> Any:
     if not callable(getattr(policy, "decide", None)) and not callable(getattr(policy, "simulate", None)):
         raise PolicyError(f"policy {id!r}: the object it builds has no decide(obs) method")
     return policy
+
+
+def _no_parameter(id: str, key: str, accepted: Mapping[str, Any]) -> str:
+    return f"policy {id!r} takes no parameter {key!r}" + (
+        f"; its parameters: {', '.join(accepted)}" if accepted else "; it has no parameters")
 
 
 def _takes_any_keyword(factory: Callable[..., Any]) -> bool:
@@ -370,8 +377,7 @@ def parse_param(id: str, text: str) -> tuple[str, Any]:
     key, value = (x.strip() for x in text.split("=", 1))
     accepted = parameters(id)
     if key not in accepted:
-        raise PolicyError(f"policy {id!r} takes no parameter {key!r}"
-                          + (f"; its parameters: {', '.join(accepted)}" if accepted else "; it has no parameters"))
+        raise PolicyError(_no_parameter(id, key, accepted))
     default = accepted[key].default
     try:
         if isinstance(default, bool):
