@@ -9,6 +9,7 @@ therefore give bit-identical episodes in any process.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -16,14 +17,40 @@ import numpy as np
 
 from . import _core
 from .bandwidth import BandwidthSchedule, build_bandwidth
-from .errors import ScenarioError
+from .errors import BudgetError, ScenarioError
 from .scenario import CrossFlowSpec, LossSpec, PathSpec, Scenario
 from .workloads import BlockTable, generate_workload
 
-__all__ = ["Episode", "build_episode", "loss_threshold"]
+__all__ = ["Episode", "build_episode", "loss_threshold", "MAX_EVENTS", "max_events"]
 
 _NS_PER_S = 1_000_000_000
 _MAX_TIME_NS = 1 << 62
+
+MAX_EVENTS = 2**30
+"""Default work budget: the most events (docs/model.md section 8) one episode may process,
+about 90 s of the core's time at its 12 M events/s. ``MPSCHED_MAX_EVENTS`` overrides it (0: no budget)."""
+
+BUDGET_VARIABLE = "MPSCHED_MAX_EVENTS"
+
+
+def max_events() -> int:
+    """The work budget in force: ``MPSCHED_MAX_EVENTS`` when set, else :data:`MAX_EVENTS`.
+
+    Raises
+    ------
+    ScenarioError
+        If the variable is not an integer in ``[0, 2^62]``.
+    """
+    raw = os.environ.get(BUDGET_VARIABLE)
+    if raw is None:
+        return MAX_EVENTS
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if not 0 <= value <= _MAX_TIME_NS:
+        raise ScenarioError(BUDGET_VARIABLE, raw, f"an integer in [0, {_MAX_TIME_NS}] (0: no work budget)")
+    return value
 
 
 def loss_threshold(probability: float) -> int:
@@ -163,7 +190,7 @@ class Episode:
 
     def make_sim(self, drop_expired: bool = False) -> _core.Sim:
         """A fresh core episode, reset with :attr:`core_seed` (see :meth:`core_inputs`)."""
-        return _core.Sim(**self.core_inputs(drop_expired))
+        return _core.Sim(**self.core_inputs(drop_expired), max_events=max_events())
 
 
 def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
@@ -219,6 +246,7 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
         raise ScenarioError("workload", packets, f"at most {_core.MAX_PACKETS} packets of mss_bytes = {t.mss_bytes} "
                             "per episode (the simulator keeps state per packet: use a larger mss, fewer or "
                             "smaller blocks, or a shorter duration)")
+    _check_work(scenario, blocks, packets, schedules, path_links, cross_links, end_ns)
     packet = min(t.mss_bytes, max(1, int(np.median(blocks.size_bytes)))) + t.header_bytes
     subflows: list[tuple[PathSpec | CrossFlowSpec, int]] = [(p, k) for p, k in zip(scenario.paths, path_links)]
     subflows += [(c, k) for c, k in zip(scenario.cross_traffic, cross_links)]
@@ -229,3 +257,34 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
     )
     return Episode(scenario, int(seed), blocks, schedules, tuple(queues), tuple(path_links), cross_links,
                    core_seed, end_ns, rings)
+
+
+def _check_work(scenario: Scenario, blocks: BlockTable, packets: int, schedules: tuple[BandwidthSchedule, ...],
+                path_links: list[int], cross_links: tuple[int, ...], end_ns: int) -> None:
+    """Refuse, before it runs, an episode whose estimated work exceeds the budget.
+
+    The estimate counts the events of sending every block once (docs/model.md section 8): a
+    link, a receive and an acknowledgement event for every packet of a block sent once, an
+    arrival per block, the same three for every packet a cross flow's link can carry while
+    it sends, and every rate change of a link used by a path within the horizon.
+    Retransmissions and drops add to it and blocks left unsent when the horizon ends take
+    from it; the core stops an episode that passes the budget while running (:class:`~mpsched.envs.errors.BudgetError`).
+    """
+    budget = max_events()
+    if budget == 0:
+        return
+    t = scenario.transport
+    wire_bits = 8 * (t.mss_bytes + t.header_bytes)
+    cross_packets = 0
+    for c, k in zip(scenario.cross_traffic, cross_links):
+        start = min(int(round(c.start_s * _NS_PER_S)), end_ns)
+        stop = end_ns if c.stop_s is None else min(int(round(c.stop_s * _NS_PER_S)), end_ns)
+        if stop > start:
+            cross_packets += (schedules[k].bits_until(stop) - schedules[k].bits_until(start)) // wire_bits + 1
+    rate_changes = sum(schedules[k].rate_changes_until(end_ns) for k in sorted(set(path_links)))
+    events = 3 * packets + len(blocks.size_bytes) + 3 * cross_packets + rate_changes
+    if events > budget:
+        raise BudgetError(budget, None, end_ns,
+                          f"about {events} events to send each of its {packets} packets of blocks once, with "
+                          f"{cross_packets} packets of cross flows and {rate_changes} rate changes within its "
+                          f"{end_ns / _NS_PER_S:.6g} s horizon")

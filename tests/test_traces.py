@@ -178,6 +178,19 @@ def test_piecewise_hold_and_loop() -> None:
     assert loop.mean_bps(4 * S) == pytest.approx((10 + 3 + 5) * 1e6 / 4)
 
 
+def test_bits_and_rate_changes_until() -> None:
+    """What the work budget's estimate reads (docs/model.md section 12): whole bits over
+    [0, t) and a bound on the rate changes in (0, t]."""
+    hold = schedule({"type": "piecewise", "points": [[0, 5], [1, 5], [2, 3]]})
+    assert hold.bits_until(4 * S + 1) == 10_000_000 + 6_000_000  # + 3 bit/s x 1 ns: less than a bit
+    assert hold.rate_changes_until(2 * S - 1) == 0 and hold.rate_changes_until(2 * S) == 1
+    loop = schedule({"type": "piecewise", "points": [[0, 5], [2, 3]], "mode": "loop", "cycle_s": 3})
+    assert loop.bits_until(4 * S) == (10 + 3 + 5) * 10**6
+    # changes at 2, 3, 5, 6, 8, ... s: 4 up to 7 s, bounded by 2 per started cycle
+    assert 4 <= loop.rate_changes_until(7 * S) <= 2 * (7 // 3 + 1)
+    assert schedule({"type": "constant", "mbps": 4}).rate_changes_until(10**18) == 0
+
+
 def test_mahimahi_single_line_is_12_mbps(tmp_path: Path) -> None:
     s = load_trace_file(write(tmp_path, "one", "1\n"), "mahimahi")
     assert_schedule(s, [0], [12_000_000], MS)

@@ -180,15 +180,32 @@ class BandwidthSchedule:
             divided by ``horizon_ns``.
         """
         horizon = _time_argument(horizon_ns, "horizon_ns", allow_zero=False)
+        return self._bit_ns_until(horizon) / horizon
+
+    def bits_until(self, t_ns: int) -> int:
+        """Whole bits the link can carry over ``[0, t_ns)``: the exact integral of its rate."""
+        return self._bit_ns_until(t_ns) // 1_000_000_000
+
+    def _bit_ns_until(self, t_ns: int) -> int:
+        """The integral of the rate over ``[0, t_ns)`` in bit/s x ns."""
         if self.cycle_ns:
-            cycles, rest = divmod(horizon, self.cycle_ns)
-            total = cycles * self._integral(self.cycle_ns) + self._integral(rest)
-        else:
-            total = self._integral(horizon)
-        return total / horizon
+            cycles, rest = divmod(t_ns, self.cycle_ns)
+            return cycles * self._integral(self.cycle_ns) + self._integral(rest)
+        return self._integral(t_ns)
+
+    def rate_changes_until(self, t_ns: int) -> int:
+        """An upper bound on the times in ``(0, t_ns]`` at which the rate changes
+        (the rate events of docs/model.md section 8)."""
+        rate = self.rate_bps
+        differs = rate[1:] != rate[:-1]
+        if not self.cycle_ns:
+            return int(np.count_nonzero(differs & (self.start_ns[1:] <= t_ns)))
+        per_cycle = int(np.count_nonzero(differs)) + int(rate[0] != rate[-1])
+        return per_cycle * (t_ns // self.cycle_ns + 1)
 
     def _integral(self, until_ns: int) -> int:
-        """Bits delivered over ``[0, until_ns)`` within one period (or ever, without a cycle)."""
+        """The rate's integral (bit/s x ns) over ``[0, until_ns)`` within one period (or ever,
+        without a cycle)."""
         ends = np.append(self.start_ns[1:], self.cycle_ns if self.cycle_ns else INT64_MAX)
         lengths = np.clip(np.minimum(ends, until_ns) - self.start_ns, 0, None)
         return int(np.dot(lengths.astype(object), self.rate_bps.astype(object)))

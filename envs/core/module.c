@@ -203,8 +203,25 @@ static int get_array(PyObject *obj, char kind, int ndim, const Py_ssize_t *shape
     return 0;
 }
 
+/* A spent work budget is the project's BudgetError (a ScenarioError), raised with the
+ * budget and the simulated time reached so that the message can say how far it got. */
+static PyObject *budget_error(const mps_sim *s) {
+    PyObject *errors = PyImport_ImportModule("mpsched.envs.errors");
+    PyObject *cls = errors ? PyObject_GetAttrString(errors, "BudgetError") : NULL;
+    Py_XDECREF(errors);
+    if (!cls) return NULL;
+    PyObject *exc = PyObject_CallFunction(cls, "LLL", (long long)s->max_events, (long long)s->now,
+                                          (long long)s->end_ns);
+    Py_DECREF(cls);
+    if (!exc) return NULL;
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
 static PyObject *core_error(const mps_sim *s) {
     if (s->error == MPS_ERR_NOMEM) return PyErr_NoMemory();
+    if (s->error == MPS_ERR_BUDGET) return budget_error(s);
     PyErr_SetString(PyExc_RuntimeError, s->errmsg[0] ? s->errmsg : "simulator core error");
     return NULL;
 }
@@ -370,14 +387,19 @@ static Py_ssize_t sequence_arg(PyObject *seq, const char *what, Py_ssize_t least
 static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     SimObject *self = (SimObject *)obj;
     static char *kwlist[] = {"mss_bytes", "header_bytes", "end_ns", "seed", "receiver", "rbuf_bytes", "links",
-                             "paths", "cross", "blocks", "drop_expired", "sequence", NULL};
-    long long mss, header, end_ns, rbuf;
+                             "paths", "cross", "blocks", "drop_expired", "sequence", "max_events", NULL};
+    long long mss, header, end_ns, rbuf, max_events = 0;
     PyObject *seed_obj, *receiver, *links, *paths, *cross, *blocks;
     int drop_expired = 0;
     const char *sequence = "send";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOLOOOO|ps", kwlist, &mss, &header, &end_ns, &seed_obj,
-                                     &receiver, &rbuf, &links, &paths, &cross, &blocks, &drop_expired, &sequence))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "LLLOOLOOOO|psL", kwlist, &mss, &header, &end_ns, &seed_obj,
+                                     &receiver, &rbuf, &links, &paths, &cross, &blocks, &drop_expired, &sequence,
+                                     &max_events))
         return -1;
+    if (max_events < 0) {
+        PyErr_Format(PyExc_ValueError, "max_events: %lld is negative (0: no work budget)", max_events);
+        return -1;
+    }
     if (strcmp(sequence, "send") != 0 && strcmp(sequence, "stream") != 0) {
         PyErr_Format(PyExc_ValueError, "sequence: '%s' is not 'send' or 'stream'", sequence);
         return -1;
@@ -398,6 +420,7 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     cfg.end_ns = (int64_t)end_ns;
     cfg.rbuf_bytes = (int64_t)rbuf;
     cfg.drop_expired = drop_expired;
+    cfg.max_events = (int64_t)max_events;
     cfg.stream_sequence = strcmp(sequence, "stream") == 0;
     if (as_uint64(seed_obj, "seed", &cfg.seed) != 0) return -1;
     {
@@ -858,6 +881,7 @@ SIM_GETTER(end_ns, PyLong_FromLongLong(s->end_ns))
 SIM_GETTER(pending_path, PyLong_FromLong(s->pending))
 SIM_GETTER(done, PyBool_FromLong(s->done))
 SIM_GETTER(decisions, PyLong_FromLongLong(s->decisions))
+SIM_GETTER(events, PyLong_FromLongLong(s->events))
 SIM_GETTER(last_event_ns, PyLong_FromLongLong(s->last_event_ns))
 SIM_GETTER(reward_total, PyFloat_FromDouble(s->reward_total))
 SIM_GETTER(seed, PyLong_FromUnsignedLongLong(s->seed))
@@ -887,6 +911,7 @@ static PyGetSetDef Sim_getset[] = {
     {"pending_path", Sim_get_pending_path, NULL, "Path of the pending decision, or -1.", NULL},
     {"done", Sim_get_done, NULL, "True once the episode is over.", NULL},
     {"decisions", Sim_get_decisions, NULL, "Decision points so far.", NULL},
+    {"events", Sim_get_events, NULL, "Events processed so far (docs/model.md section 8), against max_events.", NULL},
     {"last_event_ns", Sim_get_last_event_ns, NULL, "Time of the last processed event, -1 if none.", NULL},
     {"reward_total", Sim_get_reward_total, NULL, "Weight of blocks completed on time so far.", NULL},
     {"seed", Sim_get_seed, NULL, "Seed of the current episode.", NULL},

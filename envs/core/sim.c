@@ -315,6 +315,7 @@ mps_sim *mps_sim_create(const mps_config *c) {
     s->drop_expired = c->drop_expired != 0;
     s->stream_seq = c->stream_sequence != 0 && c->receiver == MPS_RECEIVER_IN_ORDER;
     s->end_ns = c->end_ns;
+    s->max_events = c->max_events;
     s->seed = c->seed;
     const int32_t n = c->n_blocks, P = c->n_paths;
 
@@ -561,6 +562,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     s->pending = -1;
     memset(s->waited, 0, sizeof s->waited);
     s->decisions = 0;
+    s->events = 0;
     s->reward = 0.0;
     s->reward_total = 0.0;
     s->error = 0;
@@ -1255,6 +1257,11 @@ int mps_next_decision(mps_sim *s) {
         int64_t tn = t;
         int rate_only = 1;
         do {
+            if (++s->events > s->max_events && s->max_events > 0) {
+                /* a guard, not part of the model: no event past the budget is processed */
+                fail(s, MPS_ERR_BUDGET, "work budget");
+                return -2;
+            }
             rate_only &= cls == EV_RATE;
             dispatch(s, cls, i, t);
             if (s->error) return -2;

@@ -74,6 +74,7 @@ enum mps_error {
     MPS_ERR_STATE = 2,  /* an operation not allowed in the current state */
     MPS_ERR_ACTION = 3, /* an action naming a block that cannot be sent now */
     MPS_ERR_POLICY = 4, /* a native policy returned an invalid action */
+    MPS_ERR_BUDGET = 5, /* the episode processed more events than its max_events */
 };
 
 typedef struct {
@@ -108,6 +109,7 @@ typedef struct {
     int64_t rbuf_bytes;
     int32_t stream_sequence; /* in-order receiver: sequence = the application's byte order (6.2) */
     int32_t drop_expired; /* cancel blocks whose deadline has passed before each round (9) */
+    int64_t max_events;   /* work budget: the episode stops with MPS_ERR_BUDGET past this many events; 0: none */
     int32_t n_links;
     mps_link_config links[MPS_MAX_LINKS];
     int32_t n_paths, n_cross;
@@ -321,6 +323,8 @@ struct mps_sim {
     int64_t published_ns; /* time at which the paths' rates were last written (10) */
     uint8_t waited[MPS_MAX_PATHS];
     int64_t decisions;
+    int64_t max_events; /* 0: no budget */
+    int64_t events; /* events processed this episode (8), against cfg.max_events */
     double reward;       /* weight of on-time completions not yet taken */
     double reward_total;
 
