@@ -27,6 +27,7 @@ import torch
 
 from ..envs.errors import PolicyError
 from ..envs.policy import WAIT, Observation, Policy
+from ..envs.textfiles import exists
 from .features import EXTRACTORS, SlotPolicy
 from .vec_env import refine_masks
 
@@ -60,7 +61,7 @@ def model_dir(name_or_path: str | Path) -> Path:
     if "/" not in text and text not in (".", ".."):
         candidates.append(ZOO_DIR / text)
     for path in candidates:
-        if path.is_dir():
+        if exists(path, "dir"):
             missing = [f for f in (META_FILE, MODEL_FILE) if not (path / f).exists()]
             if missing:
                 raise PolicyError(f"agent {text!r}: {path} is not a model directory (missing {', '.join(missing)}; "

@@ -12,7 +12,7 @@ from gymnasium import spaces
 
 from . import _core
 from .episode import build_episode
-from .errors import ActionError
+from .errors import ActionError, ArgumentError, MpschedError
 from .scenario import Scenario
 from .scenarios import DEFAULT, resolve
 
@@ -45,16 +45,24 @@ def observation_space(dim: int) -> spaces.Box:
 def _check_kwargs(scenario: Scenario, num_slots: Any, max_paths: Any, invalid_action: Any) -> tuple[int, int]:
     integer = (int, np.integer)
     if isinstance(num_slots, bool) or not isinstance(num_slots, integer) or not 1 <= num_slots <= _core.MAX_SLOTS:
-        raise ValueError(f"num_slots: got {num_slots!r}; expected an integer in [1, {_core.MAX_SLOTS}]")
+        raise ArgumentError("num_slots", num_slots, f"an integer in [1, {_core.MAX_SLOTS}]")
     n_paths = len(scenario.paths)
     if max_paths is None:
         max_paths = n_paths
     if isinstance(max_paths, bool) or not isinstance(max_paths, integer) or not n_paths <= max_paths <= _core.MAX_PATHS:
-        raise ValueError(f"max_paths: got {max_paths!r}; expected an integer in "
-                         f"[{n_paths} (paths of {scenario.name!r}), {_core.MAX_PATHS}]")
+        raise ArgumentError("max_paths", max_paths,
+                            f"an integer in [{n_paths} (paths of {scenario.name!r}), {_core.MAX_PATHS}]")
     if invalid_action not in INVALID_ACTION_MODES:
-        raise ValueError(f"invalid_action: got {invalid_action!r}; expected one of {INVALID_ACTION_MODES}")
+        raise ArgumentError("invalid_action", invalid_action, f"one of {INVALID_ACTION_MODES}")
     return int(num_slots), int(max_paths)
+
+
+def check_seed(seed: Any, name: str = "seed") -> None:
+    """``seed`` is None or an integer in ``[0, 2^63)``, else :class:`ArgumentError`."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < _MAX_SEED:
+        raise ArgumentError(name, seed, "None or an integer in [0, 2^63 - 1]")
 
 
 def check_action(action: Any, num_slots: int) -> int:
@@ -152,8 +160,7 @@ class MultipathDeadlineEnv(gym.Env):
         self.scenario = resolve(scenario)
         self.num_slots, self.max_paths = _check_kwargs(self.scenario, num_slots, max_paths, invalid_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode: got {render_mode!r}; expected None or one of "
-                             f"{self.metadata['render_modes']}")
+            raise ArgumentError("render_mode", render_mode, f"None or one of {self.metadata['render_modes']}")
         self.render_mode = render_mode
         self.invalid_action = invalid_action
         dim = _core.obs_dim(self.num_slots, self.max_paths)
@@ -168,6 +175,7 @@ class MultipathDeadlineEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        check_seed(seed)
         super().reset(seed=seed)
         episode_seed = int(seed) if seed is not None else int(self.np_random.integers(_MAX_SEED))
         self.episode_seed = episode_seed
@@ -183,6 +191,8 @@ class MultipathDeadlineEnv(gym.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         try:
             reward, self._done, path, now_ns = self._sim.obs_step(action)
+        except MpschedError:
+            raise
         except (TypeError, ValueError, OverflowError):
             check_action(action, self.num_slots)  # names what is wrong with the action itself
             raise ActionError(f"action {action!r} names an empty slot (see action_masks()); "

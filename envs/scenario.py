@@ -46,6 +46,7 @@ import yaml
 
 from .bandwidth import BandwidthSchedule, build_bandwidth, normalize_bandwidth
 from .errors import ScenarioError
+from .textfiles import read_yaml
 from .validate import check_choice, check_integer, check_keys, check_mapping, check_number, check_text
 from .workloads import generate_workload, normalize_workload
 
@@ -605,15 +606,7 @@ class Scenario:
     def from_yaml(cls, path: str | Path) -> Scenario:
         """Read a scenario from a YAML file; relative files resolve against its folder."""
         p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as exc:
-            raise ScenarioError("scenario file", str(p), f"a readable YAML file ({exc.strerror})") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ScenarioError("scenario file", str(p), f"valid YAML ({exc})") from None
-        return cls.from_dict(data, base_dir=p.parent)
+        return cls.from_dict(read_yaml(p), base_dir=p.parent)
 
     def to_dict(self) -> dict[str, Any]:
         """Canonical form: every default filled in; relative files made absolute."""

@@ -25,6 +25,7 @@ from typing import Any
 
 from .errors import ScenarioError
 from .scenario import Scenario
+from .textfiles import exists
 
 __all__ = ["get", "names", "resolve", "DEFAULT"]
 
@@ -134,7 +135,7 @@ def resolve(spec: Scenario | str | Path | Mapping[str, Any]) -> Scenario:
         if str(spec) in _BUILDERS:
             return get(str(spec))
         path = Path(spec)
-        if path.suffix in (".yaml", ".yml", ".json") or path.exists():
+        if path.suffix in (".yaml", ".yml", ".json") or exists(path):
             return Scenario.from_yaml(path)
         return get(str(spec))
     raise ScenarioError("scenario", spec, "a Scenario, a built-in name, a YAML path or a mapping")

@@ -113,17 +113,54 @@ def cached_parse(path: Path, parser: Callable[..., _T], *options: Any) -> _T:
     return _cache[key]
 
 
-def read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 text file (a leading byte-order mark is dropped)."""
+def exists(path: Path, kind: str = "any") -> bool:
+    """Whether ``path`` names an existing entry (``kind``: ``"any"``, ``"dir"``); a name the
+    system cannot even look up (too long, a NUL byte) does not exist rather than raise."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        return path.is_dir() if kind == "dir" else path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def read_text(path: Path) -> str:
+    """The text of a UTF-8 file (a leading byte-order mark is dropped)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise TraceError(
             path, None, f"not UTF-8 text ({error.reason} at byte {error.start})"
         ) from None
     except OSError as error:
         raise TraceError(path, None, f"cannot be read: {error.strerror}") from None
-    return [line.rstrip("\r") for line in text.split("\n")]
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 text file (a leading byte-order mark is dropped)."""
+    return [line.rstrip("\r") for line in read_text(path).split("\n")]
+
+
+def read_yaml(path: Path) -> Any:
+    """The document of a YAML file, read safely (no tags that build objects).
+
+    Raises
+    ------
+    TraceError
+        For a file that cannot be read, is not UTF-8 or is not valid YAML; a syntax error
+        names its line and column.
+    """
+    import yaml
+
+    text = read_text(path)
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        where = f"column {mark.column + 1}: " if mark is not None else ""
+        what = "; ".join(x for x in (error.context, error.problem) if x)
+        raise TraceError(path, mark.line + 1 if mark is not None else None,
+                         f"{where}not valid YAML: {what}") from None
+    except yaml.YAMLError as error:
+        raise TraceError(path, None, f"not valid YAML: {error}") from None
 
 
 def split_cells(line: str, delimiter: str) -> list[str]:

@@ -21,15 +21,20 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import _core
-from .env import _MAX_SEED, _check_kwargs, observation_space
+from .env import _MAX_SEED, _check_kwargs, check_seed, observation_space
 from .episode import build_episode
-from .errors import ActionError
+from .errors import ActionError, ArgumentError, MpschedError
 from .scenario import Scenario
 from .scenarios import DEFAULT, resolve
 
 __all__ = ["MultipathDeadlineVectorEnv"]
 
 ScenarioLike = Scenario | str | Path | Mapping[str, Any]
+
+
+MAX_NUM_ENVS = 4096
+"""Most sub-environments of one vector environment (each holds its episode's state, about
+0.4 MiB for the default scenario, and takes about 2.5 ms to reset)."""
 
 
 class MultipathDeadlineVectorEnv(VectorEnv):
@@ -56,13 +61,14 @@ class MultipathDeadlineVectorEnv(VectorEnv):
                  copy: bool = True, **kwargs: Any) -> None:
         if kwargs:
             raise TypeError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs: got {num_envs!r}; expected an integer >= 1")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or not 1 <= num_envs <= MAX_NUM_ENVS:
+            raise ArgumentError("num_envs", num_envs, f"an integer in [1, {MAX_NUM_ENVS}]")
         many = isinstance(scenario, Sequence) and not isinstance(scenario, (str, bytes))
         pool = ([resolve(s) for s in cast(Sequence[ScenarioLike], scenario)] if many
                 else [resolve(cast(ScenarioLike, scenario))])
         if not pool:
-            raise ValueError("scenario: an empty sequence of scenarios")
+            raise ArgumentError("scenario", scenario, "a scenario or a non-empty sequence of scenarios")
         if max_paths is None:
             max_paths = max(len(s.paths) for s in pool)
         for s in pool:
@@ -104,12 +110,16 @@ class MultipathDeadlineVectorEnv(VectorEnv):
         if seed is None:
             seeds: list[int | None] = [None] * self.num_envs
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            check_seed(seed)
+            check_seed(seed + self.num_envs - 1, "seed + num_envs - 1")
             super().reset(seed=int(seed))
             seeds = [int(seed) + i for i in range(self.num_envs)]
         else:
-            seeds = list(cast(Sequence[int], seed))
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"seed: got {len(seeds)} seeds for {self.num_envs} sub-environments")
+            if not isinstance(seed, Sequence) or isinstance(seed, (str, bytes)) or len(seed) != self.num_envs:
+                raise ArgumentError("seed", seed, f"None, an integer or a sequence of {self.num_envs} seeds")
+            for i, s in enumerate(seed):
+                check_seed(s, f"seed[{i}]")
+            seeds = list(seed)
         sims = [self._new_sim(i, s) for i, s in enumerate(seeds)]
         self._batch = _core.Batch(sims, self.num_slots, self.max_paths, self._obs, self._masks, self._slots,
                                   self._rewards, self._terminations)
@@ -127,6 +137,8 @@ class MultipathDeadlineVectorEnv(VectorEnv):
             )
         try:
             ended = self._batch.step(np.ascontiguousarray(a, dtype=np.int64), self.invalid_as_wait)
+        except MpschedError:
+            raise
         except ValueError as exc:
             raise ActionError(str(exc)) from None
         rewards = self._rewards.copy()

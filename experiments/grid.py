@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..envs.errors import MpschedError, SuiteError
 from ..envs.scenario import DELAY_KEYS, QUEUE_KEYS, Scenario
+from ..envs.textfiles import exists, read_yaml
 
 __all__ = ["ScenarioCase", "expand_case", "format_value", "reject_unknown_keys", "scenario_hash"]
 
@@ -205,13 +204,10 @@ def _load_base(base: Any, base_dir: Path, where: str, suite: str) -> tuple[dict[
     path = Path(base)
     if not path.is_absolute():
         path = base_dir / path
-    if not path.exists():
+    if not exists(path):
         raise SuiteError(suite, where, base, "a built-in scenario name (" + ", ".join(scenarios.names()) +
                          f") or an existing YAML file (looked for {path})")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise SuiteError(suite, where, base, f"a valid YAML scenario file ({exc})") from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise SuiteError(suite, where, base, "a YAML file holding a scenario mapping")
     return data, path.parent

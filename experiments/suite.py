@@ -92,13 +92,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..envs import registry
 from ..envs.errors import PolicyError, SuiteError
 from ..envs.pool import EpisodePool
 from ..envs.results import EpisodeResult
 from ..envs.scenario import Scenario
+from ..envs.textfiles import exists, read_yaml
 from .grid import ScenarioCase, expand_case, format_value, reject_unknown_keys, scenario_hash
 
 __all__ = [
@@ -702,12 +701,7 @@ def names() -> list[str]:
 
 
 def _read(path: Path, label: str) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise SuiteError(label, "file", str(path), f"a readable YAML file ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise SuiteError(label, "file", str(path), f"valid YAML ({exc})") from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise SuiteError(label, "file", str(path), "a YAML mapping")
     return data
@@ -728,7 +722,7 @@ def load_suite(spec: str | Path | Mapping[str, Any], quick: bool = False) -> Sui
         path = SUITES_DIR / f"{text}.yaml"
         return Suite.from_dict(_read(path, text), SUITES_DIR, quick=quick, source=f"builtin:{text}")
     path = Path(text)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    if path.suffix in (".yaml", ".yml") or exists(path):
         path = path.resolve()
         return Suite.from_dict(_read(path, text), path.parent, quick=quick, source=str(path))
     raise SuiteError(text, "suite", text, "a built-in suite (" + ", ".join(names()) + ") or a YAML file")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,10 @@ import numpy as np
 import pytest
 from mpsched.envs import ActionError, PolicyError, Scenario, ScenarioError, TraceError, _core, registry, simulate
 from mpsched.envs.env import MultipathDeadlineEnv
-from mpsched.envs.errors import SuiteError
+from mpsched.envs.episode import build_episode
+from mpsched.envs.errors import ArgumentError, BudgetError, SuiteError
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
+from mpsched.experiments.suite import load_suite
 from specs import make_sim
 
 GOOD = {
@@ -73,6 +76,10 @@ def cross_flow(**changes: Any) -> dict[str, Any]:
     return {**core_spec()["paths"][0], "start_ns": 0, "stop_ns": 10**9, **changes}
 
 
+def suite_scenarios(scenarios: list[Any]) -> Any:
+    return load_suite({"name": "s", "groups": [{"name": "g", "scenarios": scenarios, "policies": ["minrtt"]}]})
+
+
 def pending_env(**kwargs: Any) -> MultipathDeadlineEnv:
     env = MultipathDeadlineEnv(GOOD, num_slots=4, **kwargs)
     env.reset(seed=0)
@@ -102,6 +109,39 @@ def idle_sim() -> _core.Sim:
 
 # (id, action that must fail, exception type, regex the message must match)
 CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
+    # found by tests/fuzz: arguments of the environments raised bare ValueError, TypeError
+    # or gymnasium's own error type
+    ("HAR whose log is a number", lambda t: simulate({**GOOD, "workload": {
+        "type": "explicit", "file": str(t / "p.har"), "deadline_ms": 100}}, "minrtt") if (t / "p.har").write_text(
+        '{"log": -2.4e16}') else None, TraceError, r"p\.har: not an HTTP Archive: no log\.entries list"),
+    ("a scenario name too long for a file name", lambda t: suite_scenarios(["x" * 300]), SuiteError,
+     r"scenarios\[0\]\.base: got 'xxx.*expected a built-in scenario name"),
+    ("a suite name too long for a file name", lambda t: load_suite("y" * 300), SuiteError,
+     r"expected a built-in suite"),
+    ("an agent name too long for a file name", lambda t: registry.make("agent:" + "z" * 300), PolicyError,
+     r"no model directory"),
+    ("env: num_slots of a wrong type", lambda t: MultipathDeadlineEnv(GOOD, num_slots={"type": 3}), ArgumentError,
+     r"num_slots: got \{'type': 3\}; expected an integer in \[1, 64\]"),
+    ("env: tiny float max_paths", lambda t: MultipathDeadlineEnv(GOOD, max_paths=-5e-324), ArgumentError,
+     r"max_paths: got -5e-324"),
+    ("env: invalid_action None", lambda t: MultipathDeadlineEnv(GOOD, invalid_action=None), ArgumentError,
+     r"invalid_action: got None; expected one of \('raise', 'wait'\)"),
+    ("env: render_mode False", lambda t: MultipathDeadlineEnv(GOOD, render_mode=False), ArgumentError,
+     r"render_mode: got False"),
+    ("env: seed a string", lambda t: MultipathDeadlineEnv(GOOD).reset(seed="3"), ArgumentError,
+     r"seed: got '3'; expected None or an integer in \[0, 2\^63 - 1\]"),
+    ("env: seed 2^63", lambda t: MultipathDeadlineEnv(GOOD).reset(seed=2**63), ArgumentError,
+     r"seed: got 9223372036854775808"),
+    ("vector: num_envs a string", lambda t: MultipathDeadlineVectorEnv(num_envs="x", scenario=GOOD), ArgumentError,
+     r"num_envs: got 'x'; expected an integer in \[1, 4096\]"),
+    ("vector: num_envs 2^53 + 1", lambda t: MultipathDeadlineVectorEnv(num_envs=2**53 + 1, scenario=GOOD),
+     ArgumentError, r"num_envs: got 9007199254740993"),
+    ("vector: seed a float", lambda t: pending_vector().reset(seed=1e20), ArgumentError,
+     r"seed: got 1e\+20; expected None, an integer or a sequence of 2 seeds"),
+    ("vector: seeds past 2^63", lambda t: pending_vector().reset(seed=2**63 - 1), ArgumentError,
+     r"seed \+ num_envs - 1: got 9223372036854775808"),
+    ("vector: a seed of a list negative", lambda t: pending_vector().reset(seed=[0, -1]), ArgumentError,
+     r"seed\[1\]: got -1"),
     ("negative rate", lambda t: Scenario.from_dict(with_path(bandwidth=-2.0)), ScenarioError, r"paths\[0\]\.bandwidth"),
     ("NaN rate", lambda t: Scenario.from_dict(with_path(bandwidth=float("nan"))), ScenarioError, r"bandwidth.*nan"),
     ("bool as number", lambda t: Scenario.from_dict(with_path(bandwidth=True)), ScenarioError, r"bandwidth"),
@@ -157,7 +197,9 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
         {**GOOD, "receiver": {"type": "in_order", "sequence": "random"}}), ScenarioError,
      r"receiver\.sequence.*'random'"),
     ("malformed YAML", lambda t: (t / "s.yaml").write_text("paths: [\n") and Scenario.from_yaml(t / "s.yaml"),
-     ScenarioError, r"YAML"),
+     TraceError, r"s\.yaml:2: column 1: not valid YAML: while parsing a flow node; expected the node content"),
+    ("YAML not UTF-8", lambda t: (t / "s.yaml").write_bytes(b"name: \xff\n") and Scenario.from_yaml(t / "s.yaml"),
+     TraceError, r"s\.yaml: not UTF-8 text"),
     ("unknown scenario name", lambda t: simulate("dams-rtt-41", "minrtt"), ScenarioError, r"dams-rtt-41"),
     ("negative seed", lambda t: simulate(GOOD, "minrtt", seed=-1), ScenarioError, r"seed"),
     ("unknown policy", lambda t: simulate(GOOD, "fastest"), PolicyError, r"'fastest'.*known policies"),
@@ -297,3 +339,67 @@ def test_a_rejected_step_changes_nothing() -> None:
         env.step(99)
     assert env.sim.now_ns == before[1] and env.sim.decisions == before[2]
     np.testing.assert_array_equal(env.action_masks(), before[0])
+
+
+def test_a_week_of_cross_traffic_is_refused_before_it_runs() -> None:
+    """The default work budget refuses, up front, a cross flow sending at 10 Mbit/s for a
+    week (about 5 x 10^8 packets), naming what the estimate is made of."""
+    sc = {**shared(), "horizon_s": 7 * 86400}
+    cross_packets = 10**7 * 7 * 86400 // (8 * 1448) + 1  # the link's bits over the week, in packets
+    with pytest.raises(BudgetError, match=rf"with {cross_packets} packets of cross flows.*work budget of "
+                                          r"1073741824 events"):
+        simulate(sc, "minrtt", seed=0)
+
+
+def test_a_lossy_episode_is_stopped_at_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retransmissions are beyond the estimate: the core stops an episode that passes the
+    budget while running, through ``simulate``, the environment and the vector environment,
+    and processes no event past it."""
+    lossy = {**GOOD, "horizon_s": 5.0, "paths": [{**p, "loss": 0.5, "cc": "ideal"} for p in GOOD["paths"]]}
+    ep = build_episode(Scenario.from_dict(lossy), 0)
+    unlimited = ep.make_sim()
+    unlimited.run("minrtt")
+    estimate = 3 * int(np.sum((ep.blocks.size_bytes + 1447) // 1448)) + len(ep.blocks.size_bytes)
+    assert unlimited.events > estimate + 100
+    budget = estimate + 50
+    monkeypatch.setenv("MPSCHED_MAX_EVENTS", str(budget))
+    with pytest.raises(BudgetError, match=rf"passed the work budget of {budget} events at simulated time") as info:
+        simulate(lossy, "minrtt", seed=0)
+    assert 0 < info.value.reached_ns < ep.end_ns
+    sim = ep.make_sim()
+    with pytest.raises(BudgetError):
+        sim.run("minrtt")
+    assert sim.events == budget + 1 and sim.now_ns == info.value.reached_ns
+    env = MultipathDeadlineEnv(scenario=lossy)
+    env.reset(seed=0)
+    with pytest.raises(BudgetError):
+        for _ in range(10**6):
+            env.step(int(np.argmax(env.action_masks())))
+    venv = MultipathDeadlineVectorEnv(scenario=lossy, num_envs=2)
+    venv.reset(seed=0)
+    with pytest.raises(BudgetError):
+        for _ in range(10**6):
+            venv.step(np.argmax(venv.action_masks(), axis=1))
+
+
+def test_the_budget_variable_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MPSCHED_MAX_EVENTS", "lots")
+    with pytest.raises(ScenarioError, match=r"MPSCHED_MAX_EVENTS: got 'lots'; expected an integer"):
+        simulate(GOOD, "minrtt", seed=0)
+    monkeypatch.setenv("MPSCHED_MAX_EVENTS", "0")
+    assert simulate({**shared(), "horizon_s": 3.0}, "minrtt", seed=0).summary["n_blocks"] > 0
+
+
+@pytest.mark.parametrize("error", [
+    ScenarioError("paths[0].rtt_ms", -1, "a number >= 0"),
+    TraceError("bw.log", 7, "time 'x' is not a number"),
+    SuiteError("s", "seeds", 0, "between 1 and 100000 seeds"),
+    BudgetError(100, 5_000_000, 10**9),
+    BudgetError(100, None, 10**9, "about 300 events"),
+    PolicyError("unknown policy 'x'"),
+], ids=lambda e: type(e).__name__)
+def test_errors_cross_processes_intact(error: Exception) -> None:
+    """Ray and subprocesses pickle exceptions: every error class comes back equal in
+    type, message and fields."""
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error) and str(back) == str(error) and vars(back) == vars(error)

@@ -169,7 +169,7 @@ def _parse_har(path: Path, lines: list[str], deadline_ms: float) -> tuple[dict[s
         data = json.loads("\n".join(lines))
     except json.JSONDecodeError as exc:
         raise TraceError(path, exc.lineno, f"not JSON: {exc.msg}") from None
-    entries = data.get("log", {}).get("entries") if isinstance(data, dict) else None
+    entries = _mapping(data.get("log")).get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise TraceError(path, None, "not an HTTP Archive: no log.entries list")
     objects = []
