@@ -321,6 +321,10 @@ def _require_pyarrow() -> Any:
     return pyarrow
 
 
+ROW_GROUP_ROWS = 10_000
+"""Most rows in one parquet row group: a reader of a large merged file holds one group at a time."""
+
+
 def _atomic_parquet(df: pd.DataFrame, path: Path, metadata: dict[str, str] | None = None) -> None:
     pa = _require_pyarrow()
     import pyarrow.parquet as pq
@@ -330,7 +334,7 @@ def _atomic_parquet(df: pd.DataFrame, path: Path, metadata: dict[str, str] | Non
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                **{k.encode(): v.encode() for k, v in metadata.items()}})
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
+    pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -504,12 +508,11 @@ class ResultStore:
         task files it replaces never count twice, even if removing them is cut short."""
         files = self.files()
         if len(files) > 1 and any(f.name.startswith("part-") for f in files):
-            rows = self.load()
             _, covered = self._merged()
             names = sorted(covered | {f.name for f in files})
             digest = hashlib.sha256(json.dumps(names).encode()).hexdigest()[:20]
             merged = self.rows_dir / f"merged-{digest}.parquet"
-            _atomic_parquet(rows, merged, {"mpsched.merged": json.dumps(names)})
+            self._concatenate(files, merged, {"mpsched.merged": json.dumps(names)})
             for f in files:
                 if f != merged:
                     f.unlink(missing_ok=True)
@@ -517,6 +520,35 @@ class ResultStore:
         for f in self.rows_dir.glob("part-*.parquet"):  # left by a compaction cut short
             if f.name in covered:
                 f.unlink(missing_ok=True)
+
+    def _concatenate(self, files: list[Path], path: Path, metadata: dict[str, str]) -> None:
+        """Write the rows of ``files`` into one file, one file at a time (memory bounded by
+        the largest file, not the store), in row groups of at most :data:`ROW_GROUP_ROWS`.
+        A column missing from a file is null there; types are widened to fit all files."""
+        pa = _require_pyarrow()
+        import pyarrow.parquet as pq
+
+        schemas = []
+        for f in files:
+            try:
+                schemas.append(pq.read_schema(f))
+            except (OSError, ValueError) as exc:
+                raise SweepError(self._damaged_message(f, exc)) from None
+        unified = pa.unify_schemas([x.remove_metadata() for x in schemas], promote_options="permissive")
+        schema = pa.schema([unified.field(c) for c in _column_order(unified.names)],
+                           metadata={k.encode(): v.encode() for k, v in metadata.items()})
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for f in files:
+                table = self._read(f)
+                columns = [table.column(c) if c in table.column_names
+                           else pa.nulls(table.num_rows, schema.field(c).type)
+                           for c in schema.names]
+                writer.write_table(pa.Table.from_arrays(columns, schema=schema.remove_metadata()).cast(schema),
+                                   row_group_size=ROW_GROUP_ROWS)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
 
     # -- reading --------------------------------------------------------------------------
     def load(self) -> pd.DataFrame:

@@ -223,6 +223,36 @@ def test_compaction_never_counts_a_row_twice(tmp_path: Path) -> None:
     assert len(store.load()) == 16 and len(list((tmp_path / "rows").glob("*.parquet"))) == 1
 
 
+def test_compaction_streams_files_of_different_columns_into_bounded_row_groups(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compaction reads one task file at a time: files whose columns differ (a playout
+    video has playout columns, a bulk transfer none) become one file in row groups of at
+    most ROW_GROUP_ROWS rows, and the store loads the same rows as before."""
+    import pyarrow.parquet as pq
+    from mpsched.experiments import sweep
+
+    suite = load_suite({"name": "mixed", "seeds": 3, "groups": [
+        {"name": "video", "scenarios": [{"name": "v", "base": {
+            "duration_s": 0.5, "paths": [{"bandwidth": 2, "rtt_ms": 20}, {"bandwidth": 3, "rtt_ms": 60}],
+            "workload": {"type": "avc", "playout_startup_ms": 300}}}], "policies": ["minrtt", "rr"]},
+        {"name": "bulk", "scenarios": [{"name": "b", "base": {
+            "duration_s": 0.5, "paths": [{"bandwidth": 2, "rtt_ms": 20}],
+            "workload": {"type": "bulk", "rate_mbps": 1, "chunk_bytes": 20_000}}}], "policies": ["minrtt"]},
+    ]})
+    run_sweep(suite, tmp_path, executor="local", progress=False, compact=False, max_episodes_per_task=2)
+    store = ResultStore(tmp_path)
+    parts = store.files()
+    assert len({frozenset(pq.read_schema(f).names) for f in parts}) == 2
+    before = store.load()
+    monkeypatch.setattr(sweep, "ROW_GROUP_ROWS", 2)
+    store.compact()
+    (merged,) = store.files()
+    meta = pq.ParquetFile(merged).metadata
+    assert meta.num_rows == 9 and meta.num_row_groups >= 5
+    assert max(meta.row_group(k).num_rows for k in range(meta.num_row_groups)) <= 2
+    pd.testing.assert_frame_equal(store.load(), before)
+
+
 def test_a_failing_episode_is_reported_and_not_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "flaky.py").write_text(textwrap.dedent("""
         from mpsched.envs import WAIT
