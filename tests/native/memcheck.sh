@@ -5,7 +5,9 @@
 #      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, in-order receiver)
 #      and one with expired blocks dropped, natively (every native baseline) and through
 #      the observation API, under valgrind memcheck; any error or definite leak fails;
-#   2. the same driver built with AddressSanitizer and UndefinedBehaviorSanitizer;
+#   2. the same driver built with AddressSanitizer and UndefinedBehaviorSanitizer, on the
+#      same runs and on every scenario of the fuzz corpus (tests/fuzz/corpus: accepted
+#      inputs of the fuzz harness, one per kind of exercise) with every native baseline;
 #   3. the Python extension under valgrind: full episodes through simulate() (rich.yaml
 #      included) and steps of the Gymnasium and vector environments (PYTHONMALLOC=malloc).
 # usage: tests/native/memcheck.sh   (PYTHON selects the interpreter with mpsched installed)
@@ -66,6 +68,17 @@ if gcc -fsanitize=address,undefined -x c -o "$work/probe" - <<<'int main(void){r
         read -r -a args <<<"$r"
         echo "== ASan+UBSan: episode_main $r"
         "$work/episode_main_asan" "$work/${args[0]}" "${args[@]:1}"
+    done
+    mapfile -t policies < <("$python" "$here/native_policies.py")
+    for scenario in "$root"/tests/fuzz/corpus/*.json; do
+        name=$(basename "$scenario" .json)
+        "$python" "$here/dump_episode.py" "$scenario" 1 "$work/$name.txt"
+        echo "== ASan+UBSan: fuzz corpus $name: every native baseline, and steps"
+        for policy in "${policies[@]}"; do
+            read -r -a args <<<"$policy"
+            "$work/episode_main_asan" "$work/$name.txt" run "${args[@]}"
+        done
+        "$work/episode_main_asan" "$work/$name.txt" step 4 8 2 5000
     done
 else
     echo "== ASan+UBSan: not available with this compiler, skipped"
