@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -16,6 +17,7 @@ pytest.importorskip("sb3_contrib")
 
 import yaml  # noqa: E402
 from mpsched.agents import ALGOS, AgentPolicy, load, zoo_names  # noqa: E402
+from mpsched.agents import model as agent_model  # noqa: E402
 from mpsched.agents.evaluate import run_episodes  # noqa: E402
 from mpsched.agents.experts import demonstrations  # noqa: E402
 from mpsched.agents.features import SlotSetExtractor  # noqa: E402
@@ -204,6 +206,31 @@ def test_default_agent_ships_and_runs_in_simulate_and_suites() -> None:
     spec = PolicySpec("agent:default", label="agent:default")
     assert isinstance(spec.build(), AgentPolicy)
     assert spec.run(sc, 7, False).policy == "agent:default"
+
+
+def test_inference_runs_on_one_thread_and_restores_the_callers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision's forward pass runs on one torch thread (more only contend on a busy
+    machine); the caller's setting is back afterwards and the actions are the same."""
+    sc = pool().scenarios[0]
+    policy = load("default")
+    before = torch.get_num_threads()
+    during: list[int] = []
+    greedy = agent_model.greedy_actions
+
+    def recording(*args: object) -> object:
+        during.append(torch.get_num_threads())
+        return greedy(*args)
+
+    try:
+        torch.set_num_threads(1)
+        one = simulate(sc, policy, seed=3)
+        torch.set_num_threads(2)
+        monkeypatch.setattr(agent_model, "greedy_actions", recording)
+        two = simulate(sc, policy, seed=3)
+        assert during and set(during) == {1} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    pd.testing.assert_frame_equal(two.blocks, one.blocks)
 
 
 def test_hyperparameters_load_and_override() -> None:
