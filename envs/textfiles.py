@@ -102,6 +102,8 @@ def cached_parse(path: Path, parser: Callable[..., _T], *options: Any) -> _T:
         raise TraceError(path, None, "file not found") from None
     except OSError as error:
         raise TraceError(path, None, f"cannot be read: {error.strerror}") from None
+    except ValueError as error:  # a NUL byte in the name
+        raise TraceError(path, None, f"not a usable file name: {error}") from None
     if not stat.S_ISREG(info.st_mode):
         raise TraceError(path, None, "not a regular file")
     key = (str(path.resolve()), info.st_mtime_ns, info.st_size, parser.__qualname__, options)
@@ -132,6 +134,8 @@ def read_text(path: Path) -> str:
         ) from None
     except OSError as error:
         raise TraceError(path, None, f"cannot be read: {error.strerror}") from None
+    except ValueError as error:  # a NUL byte in the name
+        raise TraceError(path, None, f"not a usable file name: {error}") from None
 
 
 def read_lines(path: Path) -> list[str]:

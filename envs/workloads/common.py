@@ -30,7 +30,7 @@ from ..validate import (
     field_path,
     to_ns,
 )
-from .table import INT32_MAX, INT32_MIN, BlockTable
+from .table import INT32_MAX, INT32_MIN, MAX_BLOCK_BYTES, BlockTable
 
 MAX_BLOCKS = 10_000_000
 """Largest number of blocks a generated workload may hold."""
@@ -194,8 +194,20 @@ def size_factors(rng: np.random.Generator, cv: float, count: int) -> np.ndarray:
 
 
 def whole_bytes(sizes: np.ndarray) -> np.ndarray:
-    """Sizes rounded to the nearest whole byte, at least 1."""
-    return np.maximum(np.rint(sizes), 1).astype(np.int64)
+    """Sizes rounded to the nearest whole byte, at least 1.
+
+    Raises
+    ------
+    ScenarioError
+        For a size above ``MAX_BLOCK_BYTES`` (checked before the conversion to int64,
+        which would wrap a size past 2^63 around silently).
+    """
+    rounded = np.maximum(np.rint(sizes), 1)
+    if rounded.size and not rounded.max() <= MAX_BLOCK_BYTES:
+        raise ScenarioError("workload", float(np.nanmax(rounded)),
+                            f"blocks of at most {MAX_BLOCK_BYTES} bytes (2^31 - 1); this workload makes a larger "
+                            "one: lower the bitrate or the size spread (size_cv), or raise fps")
+    return rounded.astype(np.int64)
 
 
 def lookup(keys: np.ndarray, values: Mapping[str, _T]) -> list[_T]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ScenarioError
+from ..errors import MpschedError, ScenarioError
 from ..validate import MISSING, check_choice, check_mapping, check_seconds, field_path, to_ns
 from . import avc, bulk, explicit, frames, svc, web
 from .common import WorkloadKind
@@ -110,7 +110,12 @@ def generate_workload(
     cfg = normalize_workload(config, "workload")
     duration = check_seconds(duration_s, "duration_s", positive=True)
     kind = cfg["type"]
-    table = KINDS[kind].generate(cfg, to_ns(duration), rng, base_dir)
+    try:
+        table = KINDS[kind].generate(cfg, to_ns(duration), rng, base_dir)
+    except MpschedError:
+        raise
+    except ValueError as exc:  # a generated table past BlockTable's limits, named by its column
+        raise ScenarioError("workload", kind, f"a workload whose blocks fit docs/model.md section 12 ({exc})") from None
     if len(table) == 0:
         raise ScenarioError(
             "workload",

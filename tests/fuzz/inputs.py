@@ -294,7 +294,10 @@ scenario = mutated(scenario_base())
 """A scenario mapping, possibly broken."""
 
 run_options = st.fixed_dictionaries({
-    "policy": st.sampled_from(POLICY_IDS),
+    # native twins only: the work budget bounds the core's events, while a policy deciding
+    # in Python spends its own time per decision (up to a few per event); Python policies
+    # meet hostile input in the policy target, on a small scenario
+    "policy": st.sampled_from([p for p in POLICY_IDS if p != "random"]),
     "seed": st.one_of(st.integers(0, 2**20), st.sampled_from([2**63 - 1, 2**63, -1, 1.5, "3"])),
     "drop_expired": st.booleans(),
 })

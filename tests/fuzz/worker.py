@@ -80,7 +80,7 @@ def outcome(run: Any, target: str, data: Any, folder: Path) -> tuple[Any, ...]:
         if not message or len(message) > MAX_MESSAGE_CHARS:
             return ("failed", type(exc).__name__, f"message of {len(message)} characters: {message[:300]}",
                     where(exc))
-        internal = [w for w in INTERNAL_WORDS if w in message]
+        internal = [w for w in INTERNAL_WORDS if w in message and w not in repr(data)]  # not quoting the input
         if internal:
             return ("failed", type(exc).__name__, f"message names {internal}: {message[:300]}", where(exc))
         return ("refused", type(exc).__name__, message[:300])
