@@ -102,12 +102,15 @@ class Tally:
     failures: dict[tuple[str, ...], list[Any]] = field(default_factory=dict)
     accepted_scenarios: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    verbose: bool = False
 
     def add(self, target: str, data: Any, result: tuple[Any, ...]) -> None:
         kind = result[0]
         self.counts[(target, kind)] += 1
         if kind in ("failed", "crash", "timeout"):
             key = (target, kind) + tuple(str(x) for x in result[1:2]) + tuple(str(x) for x in result[3:4])
+            if key not in self.failures and self.verbose:
+                print(f"new failure {key}: {result}\n    input: {data!r:.2000}", file=sys.stderr, flush=True)
             self.failures.setdefault(key, [result, data, 0])[2] += 1
         elif kind == "ran" and target == "scenario" and FILES not in data[0]:
             self.accepted_scenarios.append(data[0])
@@ -208,7 +211,7 @@ class Pool:
 def campaign(targets: list[str], inputs: int, seed: int = 0, workers: int = 2, bound_s: float = DEFAULT_BOUND_S,
              progress: bool = False) -> Tally:
     """``inputs`` generated inputs spread evenly over ``targets``, run in batches."""
-    tally = Tally()
+    tally = Tally(verbose=progress)
     begin = time.perf_counter()
     share = {t: inputs // len(targets) + (i < inputs % len(targets)) for i, t in enumerate(targets)}
     batches: queue.Queue[tuple[str, list[Any]] | None] = queue.Queue(maxsize=2)
