@@ -771,7 +771,7 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
         bars.append(tqdm(total=round(sum(episode_cost(e) for e in pending), 3),
                          desc=suite.name + (" --quick" if suite.quick else ""), disable=not progress,
                          file=sys.stderr, smoothing=0.05, dynamic_ncols=True,
-                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]"))
+                         bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]"))
         bars[0].set_postfix_str(f"0/{len(pending)} episodes")
 
     def advance(task: Task) -> None:
