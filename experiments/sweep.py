@@ -25,6 +25,7 @@ stored the task files are merged into one (:meth:`ResultStore.compact`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -33,7 +34,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -340,8 +341,16 @@ def _atomic_parquet(df: pd.DataFrame, path: Path, metadata: dict[str, str] | Non
     if metadata:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                **{k.encode(): v.encode() for k, v in metadata.items()}})
+    with _written_atomically(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
+
+
+@contextlib.contextmanager
+def _written_atomically(path: Path) -> Iterator[Path]:
+    """A temporary name to write ``path``'s content to; once written it is synced and
+    renamed over ``path``, so that a reader never sees a partial file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
+    yield tmp
     with open(tmp, "rb+") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
@@ -545,26 +554,20 @@ class ResultStore:
         unified = pa.unify_schemas([x.remove_metadata() for x in schemas], promote_options="permissive")
         schema = pa.schema([unified.field(c) for c in _column_order(unified.names)],
                            metadata={k.encode(): v.encode() for k, v in metadata.items()})
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         plain = schema.remove_metadata()
-        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-            held: list[Any] = []  # rows not yet written: fewer than ROW_GROUP_ROWS, plus one file
+        with _written_atomically(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            held = pa.Table.from_pylist([], schema=plain)  # rows not yet written: fewer than ROW_GROUP_ROWS
             for f in files:
                 table = self._read(f)
                 columns = [table.column(c) if c in table.column_names
                            else pa.nulls(table.num_rows, schema.field(c).type)
                            for c in schema.names]
-                held.append(pa.Table.from_arrays(columns, schema=plain).cast(plain))
-                rows = pa.concat_tables(held)
-                while rows.num_rows >= ROW_GROUP_ROWS:  # full row groups as soon as they fill
-                    writer.write_table(rows.slice(0, ROW_GROUP_ROWS), row_group_size=ROW_GROUP_ROWS)
-                    rows = rows.slice(ROW_GROUP_ROWS)
-                held = [rows]
-            if held and held[0].num_rows:
-                writer.write_table(held[0], row_group_size=ROW_GROUP_ROWS)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+                held = pa.concat_tables([held, pa.Table.from_arrays(columns, schema=plain).cast(plain)])
+                while held.num_rows >= ROW_GROUP_ROWS:  # full row groups as soon as they fill
+                    writer.write_table(held.slice(0, ROW_GROUP_ROWS), row_group_size=ROW_GROUP_ROWS)
+                    held = held.slice(ROW_GROUP_ROWS)
+            if held.num_rows:
+                writer.write_table(held, row_group_size=ROW_GROUP_ROWS)
 
     # -- reading --------------------------------------------------------------------------
     def load(self) -> pd.DataFrame:
