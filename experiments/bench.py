@@ -22,6 +22,12 @@ any machine:
   overloaded scenario, where random actions let the sender's backlog grow to hundreds of
   blocks and every observation slot is filled.
 
+With ``--length-scaling`` (:func:`length_scaling`), every native twin's time per packet
+on the benchmark scenario, the overloaded scenario (4.3 Mbit/s of video on paths that
+carry about 3: the sender's buffer grows all episode) and the deep backlog, each at its
+own length and at 8 times it, with the ratio 8x / 1x: a twin whose work per decision
+grows with the episode shows a ratio above 1, one whose work is bounded stays near 1.
+
 The benchmark scenario is the DAMS paper's first stable setting (``dams-rtt-40``: 2 and 3
 Mbit/s, RTT 10 and 40 ms, AVC 4.3 Mbit/s for 60 s).
 """
@@ -43,7 +49,7 @@ from ..envs.episode import build_episode
 from ..envs.scenario import Scenario
 from ..envs.vector import MultipathDeadlineVectorEnv
 
-__all__ = ["run_benchmarks", "format_report"]
+__all__ = ["run_benchmarks", "format_report", "length_scaling", "format_length_scaling"]
 
 BENCH_SCENARIO = "dams-rtt-40"
 OVERLOADED_SCENARIO = "dams-dynamic-1-rtt-40"
@@ -78,6 +84,83 @@ def _deep_backlog(scenario: Scenario) -> Scenario:
     d["workload"] = {"type": "bulk", "rate_mbps": 10.0, "chunk_bytes": 1500, "deadline_ms": 1000}
     d["name"] = f"{scenario.name}-deep-backlog"
     return Scenario.from_dict(d)
+
+
+LENGTH_FACTOR = 8
+SCALING_SCENARIOS = ("bench", "overloaded", "deep-backlog")
+
+
+def _lengthened(scenario: Scenario, factor: int) -> Scenario:
+    """The scenario with its duration (and horizon, if set) multiplied by factor."""
+    d = scenario.to_dict()
+    d["duration_s"] = d["duration_s"] * factor
+    if d.get("horizon_s") is not None:
+        d["horizon_s"] = d["horizon_s"] * factor
+    d["name"] = f"{scenario.name}-x{factor}"
+    return Scenario.from_dict(d)
+
+
+def _scaling_scenario(kind: str) -> Scenario:
+    if kind == "bench":
+        return scenarios.get(BENCH_SCENARIO)
+    if kind == "overloaded":
+        return scenarios.get(OVERLOADED_SCENARIO)
+    if kind == "deep-backlog":
+        return _deep_backlog(scenarios.get(BENCH_SCENARIO))
+    raise ValueError(f"unknown scaling scenario {kind!r}; expected one of {SCALING_SCENARIOS}")
+
+
+def length_scaling(seconds: float, policies: tuple[str, ...] | None = None,
+                   kinds: tuple[str, ...] = SCALING_SCENARIOS, factor: int = LENGTH_FACTOR) -> dict[str, Any]:
+    """Time per packet of native twins at 1x and ``factor`` x the episode length.
+
+    The two lengths are run alternately until ``seconds`` have passed for the pair (at
+    least twice each), and each keeps its fastest run, so that a slow moment of the
+    machine does not land on one length only.
+
+    Returns
+    -------
+    dict
+        ``{kind: {policy: {"ns_per_packet_1x", "ns_per_packet_8x", "ratio"}}}`` (the
+        second key names the factor), plus ``"factor"``.
+    """
+    names = policies or tuple(n for n, cls in baselines.REGISTRY.items() if cls.native)
+    out: dict[str, Any] = {"factor": factor}
+    for kind in kinds:
+        base = _scaling_scenario(kind)
+        sims = [build_episode(sc, seed=0).make_sim() for sc in (base, _lengthened(base, factor))]
+        rows: dict[str, dict[str, float]] = {}
+        for name in names:
+            instance = registry.make(name)
+            best = [float("inf"), float("inf")]
+            start, rounds = time.perf_counter(), 0
+            while rounds < 2 or time.perf_counter() - start < seconds:
+                for i, sim in enumerate(sims):
+                    sim.reset(1)
+                    t = time.perf_counter()
+                    sim.run(instance.native, instance.native_params())
+                    elapsed = time.perf_counter() - t
+                    packets = int(np.asarray(sim.view("packets_sent")).sum())
+                    best[i] = min(best[i], elapsed * 1e9 / packets)
+                rounds += 1
+            rows[name] = {"ns_per_packet_1x": best[0], f"ns_per_packet_{factor}x": best[1], "ratio": best[1] / best[0]}
+        out[kind] = rows
+    return out
+
+
+def format_length_scaling(r: dict[str, Any]) -> str:
+    """The table of :func:`length_scaling`: one row per twin, a column pair per scenario."""
+    factor = r["factor"]
+    kinds = [k for k in r if k != "factor"]
+    head = f"{'time per packet [ns]':<16}" + "".join(f"{k + f' 1x / {factor}x / ratio':>34}" for k in kinds)
+    lines = [f"native twins at 1x and {factor}x the episode length", "", head]
+    for name in r[kinds[0]]:
+        cells = []
+        for k in kinds:
+            row = r[k][name]
+            cells.append(f"{row['ns_per_packet_1x']:>12,.0f}{row[f'ns_per_packet_{factor}x']:>12,.0f}{row['ratio']:>10.2f}")
+        lines.append(f"{name:<16}" + "".join(cells))
+    return "\n".join(lines)
 
 
 def _timed(step: Callable[[], int], seconds: float) -> tuple[int, float]:

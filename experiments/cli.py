@@ -127,9 +127,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench import format_report, run_benchmarks
+    from .bench import format_length_scaling, format_report, length_scaling, run_benchmarks
 
     seconds = 0.5 if args.quick else args.seconds
+    if args.length_scaling:
+        scaling = length_scaling(seconds)
+        print(json.dumps(scaling, indent=2) if args.json else format_length_scaling(scaling))
+        return 0
     report = run_benchmarks(seconds=seconds)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
@@ -355,6 +359,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per figure (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="0.5 s per figure")
+    p.add_argument("--length-scaling", action="store_true",
+                   help="instead: every native twin's time per packet at 1x and 8x the episode length")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("sweep", help="run a suite of scenarios x policies x seeds into parquet (Ray)",

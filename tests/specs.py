@@ -105,11 +105,12 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
 
 @st.composite
 def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, receiver: str | None = None,
-               shared: bool | None = None, cross: bool | None = None) -> dict[str, Any]:
+               shared: bool | None = None, cross: bool | None = None, min_blocks: int = 1) -> dict[str, Any]:
     """A small random episode in the format of docs/model.md section 1.
 
     By default links may be shared by several paths, cross flows may compete, and the
     receiver is block-aware or in-order; the keyword arguments pin any of these.
+    Between min_blocks and max_blocks blocks arrive in the first 200 ms.
     """
     n_paths = draw(st.integers(1, 3))
     mss = draw(st.sampled_from([100, 500, 1448]))
@@ -135,7 +136,7 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
         n_cross = draw(st.integers(1, 2)) if cross else 0
     crosses = [draw(subflows(n_links, mss, None, cross=True)) for _ in range(n_cross)]
     chosen_receiver = receiver or draw(st.sampled_from(["block", "in_order"]))
-    n = draw(st.integers(1, max_blocks))
+    n = draw(st.integers(min_blocks, max_blocks))
     arrival = sorted(draw(st.lists(st.integers(0, 200 * MS), min_size=n, max_size=n)))
     size = draw(st.lists(st.integers(1, 30_000), min_size=n, max_size=n))
     slack = draw(st.lists(st.integers(0, 300 * MS), min_size=n, max_size=n))

@@ -392,6 +392,32 @@ def test_a_lossy_episode_is_stopped_at_the_budget(monkeypatch: pytest.MonkeyPatc
             venv.step(np.argmax(venv.action_masks(), axis=1))
 
 
+TINY_BLOCKS = {
+    "name": "tiny-blocks", "duration_s": 30.0,
+    "paths": [{"name": "a", "bandwidth": {"type": "constant", "mbps": 0.02}, "fwd_delay_ms": 5, "rev_delay_ms": 5},
+              {"name": "b", "bandwidth": {"type": "constant", "mbps": 0.03}, "fwd_delay_ms": 20, "rev_delay_ms": 20}],
+    "workload": {"type": "bulk", "rate_mbps": 0.08, "chunk_bytes": 1, "deadline_ms": 20000},
+}
+
+
+@pytest.mark.parametrize("policy", ["dams", "dams-c", "dams-robust", "dtp", "srpt-ecf"])
+def test_policies_that_walk_the_buffer_count_it_against_the_budget(policy: str) -> None:
+    """A bulk flow in 1-byte blocks on slow paths leaves hundreds of thousands of blocks
+    waiting; DAMS re-plans over all of them at every arrival. Its events fit the budget,
+    so only the blocks the decisions look at (Sim.policy_work) can stop it in time."""
+    ep = build_episode(Scenario.from_dict(TINY_BLOCKS), 0)
+    budget = 2**22
+    assert 4 * len(ep.blocks.size_bytes) < budget  # the up-front estimate lets it run
+    sim = _core.Sim(**ep.core_inputs(), max_events=budget)
+    native = registry.make(policy)
+    with pytest.raises(BudgetError, match=rf"passed the work budget of {budget} events"):
+        sim.run(native.native, native.native_params())
+    assert sim.events < budget // 2 < sim.policy_work
+    minrtt = _core.Sim(**ep.core_inputs(), max_events=budget)
+    minrtt.run("minrtt")
+    assert minrtt.policy_work == 0 and minrtt.done
+
+
 def test_the_budget_variable_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MPSCHED_MAX_EVENTS", "lots")
     with pytest.raises(ScenarioError, match=r"MPSCHED_MAX_EVENTS: got 'lots'; expected an integer"):

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from mpsched import baselines
 from mpsched.baselines.classic import MinRTT
 from mpsched.baselines.srpt import FCFSMinRTT
-from mpsched.envs import PolicyError, registry, simulate
+from mpsched.envs import PolicyError, Scenario, registry, scenarios, simulate
+from mpsched.envs.episode import build_episode
 from mpsched.envs.simulate import drive
 from specs import core_specs, make_sim, most_waiting
 
@@ -245,3 +246,22 @@ def test_jonglez20_schedulers_are_listed_with_the_paper() -> None:
     for name in ("srpt-ecf", "sa-ecf", "fcfs-minrtt", "srpt-minrtt"):
         cls = baselines.REGISTRY[name]
         assert "[jonglez20]" in cls.paper and not cls.deadline_aware
+
+
+def test_srpt_ecf_twin_looks_at_a_few_blocks_per_decision_whatever_the_buffer() -> None:
+    """The twin merges the core's remaining-bytes heap with the blocks in flight instead of
+    ordering the whole buffer: on the benchmark paths fed 10 Mbit/s of 1500 B blocks with a
+    4 s deadline, thousands of blocks wait, DTP weighs them all at every decision, and
+    SRPT-ECF looks at a few (Sim.policy_work counts them)."""
+    d = scenarios.get("dams-rtt-40").to_dict()
+    d["duration_s"] = 10.0
+    d["workload"] = {"type": "bulk", "rate_mbps": 10.0, "chunk_bytes": 1500, "deadline_ms": 4000}
+    ep = build_episode(Scenario.from_dict(d), 0)
+    looked_at = {}
+    for name in ("srpt-ecf", "dtp"):
+        sim = ep.make_sim()
+        policy = registry.make(name)
+        sim.run(policy.native, policy.native_params())
+        looked_at[name] = sim.policy_work / sim.decisions
+    assert looked_at["dtp"] > 1000
+    assert looked_at["srpt-ecf"] < 50

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from mpsched.experiments.bench import format_length_scaling, length_scaling
 from mpsched.experiments.cli import main
 
 
@@ -67,3 +68,14 @@ def test_every_subcommand_has_help_with_an_example() -> None:
         out = subprocess.run([sys.executable, "-m", "mpsched.experiments.cli", cmd, "--help"],
                              capture_output=True, text=True, check=True).stdout
         assert "example: mpsched" in out
+
+
+def test_bench_length_scaling_reports_both_lengths_and_their_ratio() -> None:
+    r = length_scaling(0.0, policies=("minrtt", "srpt-ecf"), kinds=("bench",))
+    assert r["factor"] == 8
+    for name in ("minrtt", "srpt-ecf"):
+        row = r["bench"][name]
+        assert row["ns_per_packet_1x"] > 0 and row["ns_per_packet_8x"] > 0
+        assert row["ratio"] == row["ns_per_packet_8x"] / row["ns_per_packet_1x"]
+    table = format_length_scaling(r)
+    assert "srpt-ecf" in table and "bench 1x / 8x / ratio" in table

@@ -882,6 +882,7 @@ SIM_GETTER(pending_path, PyLong_FromLong(s->pending))
 SIM_GETTER(done, PyBool_FromLong(s->done))
 SIM_GETTER(decisions, PyLong_FromLongLong(s->decisions))
 SIM_GETTER(events, PyLong_FromLongLong(s->events))
+SIM_GETTER(policy_work, PyLong_FromLongLong(s->policy_work))
 SIM_GETTER(last_event_ns, PyLong_FromLongLong(s->last_event_ns))
 SIM_GETTER(reward_total, PyFloat_FromDouble(s->reward_total))
 SIM_GETTER(seed, PyLong_FromUnsignedLongLong(s->seed))
@@ -912,6 +913,8 @@ static PyGetSetDef Sim_getset[] = {
     {"done", Sim_get_done, NULL, "True once the episode is over.", NULL},
     {"decisions", Sim_get_decisions, NULL, "Decision points so far.", NULL},
     {"events", Sim_get_events, NULL, "Events processed so far (docs/model.md section 8), against max_events.", NULL},
+    {"policy_work", Sim_get_policy_work, NULL,
+     "Blocks native decisions that walk the sender buffer looked at so far, also against max_events.", NULL},
     {"last_event_ns", Sim_get_last_event_ns, NULL, "Time of the last processed event, -1 if none.", NULL},
     {"reward_total", Sim_get_reward_total, NULL, "Weight of blocks completed on time so far.", NULL},
     {"seed", Sim_get_seed, NULL, "Seed of the current episode.", NULL},

@@ -17,9 +17,10 @@ static int select_slots(mps_sim *s, int K, int32_t *slot_blocks) {
     /* first rank whose deadline has not passed; time only grows, so does the cut */
     while (s->dl_cut < s->n_blocks && s->dl_sorted[s->dl_cut] < s->now) s->dl_cut++;
     const int32_t cut = s->dl_cut;
+    const int32_t floor = mps_todo_rank_floor(s);
     int n = 0;
     /* unexpired blocks, earliest deadline first */
-    for (int32_t w = cut >> 6; w <= s->dl_hi_word && n < K; w++) {
+    for (int32_t w = (cut >> 6) > floor ? cut >> 6 : floor; w <= s->dl_hi_word && n < K; w++) {
         uint64_t x = mps_sendable_rank_word(s, w);
         if (w == (cut >> 6)) x &= ~UINT64_C(0) << (cut & 63);
         while (x && n < K) {
@@ -28,7 +29,7 @@ static int select_slots(mps_sim *s, int K, int32_t *slot_blocks) {
         }
     }
     /* then expired blocks, most recently expired first */
-    for (int32_t w = (cut - 1) >> 6; cut > 0 && w >= 0 && n < K; w--) {
+    for (int32_t w = (cut - 1) >> 6; cut > 0 && w >= floor && n < K; w--) {
         uint64_t x = mps_sendable_rank_word(s, w);
         const int32_t top = cut - 1 - (w << 6); /* highest rank of this word still below cut */
         if (top < 63) x &= (UINT64_C(1) << (top + 1)) - 1;

@@ -61,8 +61,8 @@ int32_t mps_round_robin_turn(mps_sim *s, int64_t *cursor, int j) {
     return MPS_WAIT;
 }
 
-int32_t mps_earliest_deadline_sendable(const mps_sim *s) {
-    for (int32_t w = 0; w <= s->dl_hi_word; w++) {
+int32_t mps_earliest_deadline_sendable(mps_sim *s) {
+    for (int32_t w = mps_todo_rank_floor(s); w <= s->dl_hi_word; w++) {
         const uint64_t x = mps_sendable_rank_word(s, w);
         if (x) return s->dl_order[w * 64 + __builtin_ctzll(x)];
     }

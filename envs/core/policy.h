@@ -65,7 +65,7 @@ void mps_policy_free(mps_policy *pol);
  * other deciding path waits. */
 int32_t mps_round_robin_turn(mps_sim *s, int64_t *cursor, int j);
 /* The sendable block with the earliest (deadline, index), or -1. */
-int32_t mps_earliest_deadline_sendable(const mps_sim *s);
+int32_t mps_earliest_deadline_sendable(mps_sim *s);
 /* Ready path with the smallest (srtt, index) (the MinRTT choice), or -1 if none. */
 int mps_min_rtt_ready_path(const mps_sim *s);
 

@@ -364,6 +364,11 @@ mps_sim *mps_sim_create(const mps_config *c) {
     ALLOC(s->todo_set.dl_bits, s->n_words);
     ALLOC(s->dl_order, n);
     ALLOC(s->dl_sorted, n);
+    ALLOC(s->blk_counted, n);
+    ALLOC(s->flying, n);
+    ALLOC(s->flying_pos, n);
+    ALLOC(s->rem_heap, n);
+    ALLOC(s->rem_heap_pos, n);
     for (int32_t b = 0; b < n; b++) s->dl_order[b] = b;
     if (sort_by_deadline(s->dl_order, n, s->blk) != 0) goto nomem;
     for (int32_t r = 0; r < n; r++) {
@@ -450,6 +455,11 @@ void mps_sim_free(mps_sim *s) {
     free(s->todo_set.dl_bits);
     free(s->dl_order);
     free(s->dl_sorted);
+    free(s->blk_counted);
+    free(s->flying);
+    free(s->flying_pos);
+    free(s->rem_heap);
+    free(s->rem_heap_pos);
     for (int l = 0; l < MPS_MAX_LINKS; l++) {
         mps_link *k = &s->links[l];
         free(k->bw_start_ns);
@@ -504,11 +514,17 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->lost_set.dl_bits, 0, words);
     memset(s->todo_set.bits, 0, words);
     memset(s->todo_set.dl_bits, 0, words);
-    s->low_word = s->n_words;
+    s->low_word = s->todo_low_word = s->dl_low_word = s->n_words;
+    s->hi_word = s->dl_hi_word = -1;
     s->n_new_or_lost = s->n_lost = 0;
     s->window_open = 1;
     s->dl_cut = 0;
-    s->dl_hi_word = -1;
+    s->lost_set_bytes = s->new_only_bytes = 0;
+    memset(s->blk_counted, 0, (size_t)n * sizeof(int32_t));
+    s->n_flying = 0;
+    memset(s->flying_pos, 0xff, (size_t)n * sizeof(int32_t)); /* -1: not flying */
+    s->track_remaining = 0;
+    s->n_rem_heap = 0;
     s->conn_next_dsn = s->data_acked = s->rcv_nxt = s->rbuf_used = 0;
     s->n_dsn = s->deliver_k = 0;
     s->win_k = 0;
@@ -563,6 +579,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->waited, 0, sizeof s->waited);
     s->decisions = 0;
     s->events = 0;
+    s->policy_work = 0;
     s->reward = 0.0;
     s->reward_total = 0.0;
     s->error = 0;
@@ -584,12 +601,99 @@ static int set_member(mps_sim *s, mps_blockset *set, int32_t b, int32_t rank, in
         set->bits[w] |= bit;
         set->dl_bits[rank >> 6] |= rbit;
         if ((rank >> 6) > s->dl_hi_word) s->dl_hi_word = rank >> 6;
+        if ((rank >> 6) < s->dl_low_word) s->dl_low_word = rank >> 6;
+        if (w > s->hi_word) s->hi_word = w;
         if (w < s->low_word) s->low_word = w;
+        if (w < s->todo_low_word) s->todo_low_word = w;
         return 1;
     }
     set->bits[w] &= ~bit;
     set->dl_bits[rank >> 6] &= ~rbit;
     return -1;
+}
+
+/* rem_heap (sim.h): a binary heap with each block's position kept in rem_heap_pos. */
+static void rem_heap_place(mps_sim *s, int32_t at, int32_t b) {
+    s->rem_heap[at] = b;
+    s->rem_heap_pos[b] = at;
+}
+
+static void rem_heap_up(mps_sim *s, int32_t at) {
+    const int32_t b = s->rem_heap[at];
+    while (at > 0 && mps_remaining_before(s, b, s->rem_heap[(at - 1) / 2])) {
+        rem_heap_place(s, at, s->rem_heap[(at - 1) / 2]);
+        at = (at - 1) / 2;
+    }
+    rem_heap_place(s, at, b);
+}
+
+static void rem_heap_down(mps_sim *s, int32_t at) {
+    const int32_t b = s->rem_heap[at], n = s->n_rem_heap;
+    for (;;) {
+        int32_t first = at;
+        const int32_t left = 2 * at + 1, right = left + 1;
+        if (left < n && mps_remaining_before(s, s->rem_heap[left], first == at ? b : s->rem_heap[first])) first = left;
+        if (right < n && mps_remaining_before(s, s->rem_heap[right], first == at ? b : s->rem_heap[first])) first = right;
+        if (first == at) break;
+        rem_heap_place(s, at, s->rem_heap[first]);
+        at = first;
+    }
+    rem_heap_place(s, at, b);
+}
+
+/* Puts block b in rem_heap, takes it out or moves it after its key changed. */
+static void rem_heap_update(mps_sim *s, int32_t b, int member) {
+    const int32_t at = s->rem_heap_pos[b];
+    if (member && at < 0) {
+        rem_heap_place(s, s->n_rem_heap++, b);
+        rem_heap_up(s, s->n_rem_heap - 1);
+    } else if (!member && at >= 0) {
+        s->rem_heap_pos[b] = -1;
+        const int32_t last = s->rem_heap[--s->n_rem_heap];
+        if (last != b) {
+            rem_heap_place(s, at, last);
+            rem_heap_up(s, at);
+            rem_heap_down(s, s->rem_heap_pos[last]);
+        }
+    } else if (member) {
+        rem_heap_up(s, at);
+        rem_heap_down(s, s->rem_heap_pos[b]);
+    }
+}
+
+void mps_track_remaining(mps_sim *s) {
+    s->track_remaining = 1;
+    s->n_rem_heap = 0;
+    for (int32_t b = 0; b < s->n_blocks; b++) s->rem_heap_pos[b] = -1;
+    for (int32_t w = s->low_word; w <= s->hi_word; w++)
+        for (uint64_t x = s->new_set.bits[w] | s->lost_set.bits[w]; x; x &= x - 1)
+            rem_heap_update(s, (w << 6) + __builtin_ctzll(x), 1);
+}
+
+/* Puts block b in the flying list or takes it out (sim.h). */
+static void update_flying(mps_sim *s, int32_t b) {
+    const int P = s->n_paths;
+    const int64_t *inflight = s->blk_inflight + (int64_t)b * P;
+    const uint64_t bit = UINT64_C(1) << (b & 63);
+    int flying = 0;
+    if ((s->new_set.bits[b >> 6] | s->lost_set.bits[b >> 6]) & bit)
+        for (int p = 0; p < P; p++) flying |= inflight[p] > 0;
+    const int32_t at = s->flying_pos[b];
+    if (flying && at < 0) {
+        s->flying_pos[b] = s->n_flying;
+        s->flying[s->n_flying++] = b;
+    } else if (!flying && at >= 0) {
+        const int32_t last = s->flying[--s->n_flying];
+        s->flying[at] = last;
+        s->flying_pos[last] = at;
+        s->flying_pos[b] = -1;
+    }
+}
+
+/* Block b's bytes in flight on path j change by delta. */
+static void add_inflight(mps_sim *s, int32_t b, int j, int64_t delta) {
+    s->blk_inflight[(int64_t)b * s->n_paths + j] += delta;
+    update_flying(s, b);
 }
 
 static void update_sendable(mps_sim *s, int32_t b) {
@@ -605,10 +709,23 @@ static void update_sendable(mps_sim *s, int32_t b) {
         arrived && k->lost_pending_bytes > 0 && (!cancelled || s->receiver == MPS_RECEIVER_IN_ORDER);
     const int32_t w = b >> 6;
     const uint64_t bit = UINT64_C(1) << (b & 63);
-    const int was_any = ((s->new_set.bits[w] | s->lost_set.bits[w]) & bit) != 0;
+    const int was_lost = (s->lost_set.bits[w] & bit) != 0;
+    const int was_any = was_lost || (s->new_set.bits[w] & bit) != 0;
     set_member(s, &s->new_set, b, k->dl_rank, want_new);
     s->n_lost += set_member(s, &s->lost_set, b, k->dl_rank, want_lost);
     s->n_new_or_lost += (want_new || want_lost) - was_any;
+    if (was_lost)
+        s->lost_set_bytes -= s->blk_counted[b];
+    else if (was_any)
+        s->new_only_bytes -= s->blk_counted[b];
+    const int32_t remaining = k->unsent_bytes + k->lost_pending_bytes;
+    s->blk_counted[b] = remaining;
+    if (want_lost)
+        s->lost_set_bytes += remaining;
+    else if (want_new)
+        s->new_only_bytes += remaining;
+    if (s->track_remaining) rem_heap_update(s, b, want_new || want_lost);
+    update_flying(s, b);
 }
 
 /* 7: the receive window after conn_next_dsn or data_acked changed. With the stream
@@ -625,13 +742,23 @@ static void update_window(mps_sim *s) {
     while (s->win_k < s->n_blocks && s->blk_off[s->win_k + 1] <= edge) s->win_k++;
 }
 
+int32_t mps_todo_floor(mps_sim *s) {
+    while (s->todo_low_word <= s->hi_word && !s->todo_set.bits[s->todo_low_word]) s->todo_low_word++;
+    return s->todo_low_word;
+}
+
+int32_t mps_todo_rank_floor(mps_sim *s) {
+    while (s->dl_low_word <= s->dl_hi_word && !s->todo_set.dl_bits[s->dl_low_word]) s->dl_low_word++;
+    return s->dl_low_word;
+}
+
+int32_t mps_sendable_floor(mps_sim *s) {
+    while (s->low_word <= s->hi_word && !(s->new_set.bits[s->low_word] | s->lost_set.bits[s->low_word])) s->low_word++;
+    return s->low_word;
+}
+
 int32_t mps_first_sendable(mps_sim *s) {
-    for (int32_t w = s->low_word; w < s->n_words; w++) {
-        const uint64_t any = s->new_set.bits[w] | s->lost_set.bits[w];
-        if (!any) {
-            s->low_word = w + 1; /* nothing below this word is in either set */
-            continue;
-        }
+    for (int32_t w = mps_sendable_floor(s); w <= s->hi_word; w++) {
         const uint64_t x = mps_sendable_word(s, w);
         if (x) return (w << 6) + __builtin_ctzll(x);
     }
@@ -640,7 +767,7 @@ int32_t mps_first_sendable(mps_sim *s) {
 
 int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap) {
     int32_t k = 0;
-    for (int32_t w = s->low_word; w < s->n_words && k < cap; w++) {
+    for (int32_t w = s->low_word; w <= s->hi_word && k < cap; w++) {
         uint64_t x = mps_sendable_word(s, w);
         while (x && k < cap) {
             out[k++] = (w << 6) + __builtin_ctzll(x);
@@ -862,7 +989,7 @@ static void declare_lost(mps_sim *s, int j, mps_rec *r) {
     const int32_t b = r->block;
     if (b < 0) return; /* a cross-flow packet */
     mps_block *k = &s->blk[b];
-    s->blk_inflight[(int64_t)b * s->n_paths + j] -= r->size;
+    add_inflight(s, b, j, -r->size);
     const int32_t g = k->piece_off + r->piece;
     if (s->piece_state[g] != MPS_PIECE_OUT) return;
     s->piece_state[g] = MPS_PIECE_LOST;
@@ -965,7 +1092,7 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
     s->piece_state[g] = MPS_PIECE_OUT;
     const int64_t bj = (int64_t)b * s->n_paths + j;
     s->blk_bytes_sent[bj] += size;
-    s->blk_inflight[bj] += size;
+    add_inflight(s, b, j, size);
     transmit(s, j, b, piece, size, retransmission);
     update_window(s);
     update_sendable(s, b);
@@ -1002,7 +1129,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     const int64_t inflight_before = p->inflight_bytes;
     if (newly) {
         p->inflight_bytes -= pk.size;
-        if (b >= 0) s->blk_inflight[(int64_t)b * s->n_paths + j] -= pk.size;
+        if (b >= 0) add_inflight(s, b, j, -pk.size);
     }
     /* 2 */
     if (b >= 0) {
@@ -1203,16 +1330,29 @@ static void publish_path_state(mps_sim *s) {
     }
 }
 
-void mps_cancel_expired(mps_sim *s, int sendable_only) {
-    for (int32_t w = 0; w <= s->dl_hi_word; w++) {
+/* One pass in deadline order up to the first deadline not before now; returns whether
+ * a cancel moved the receive window (section 9: a stream's cancelled pieces leave it),
+ * which can make blocks of any rank sendable. */
+static int cancel_expired_pass(mps_sim *s, int sendable_only) {
+    int window_moved = 0;
+    for (int32_t w = mps_todo_rank_floor(s); w <= s->dl_hi_word; w++) {
         uint64_t x = sendable_only ? mps_sendable_rank_word(s, w) : s->todo_set.dl_bits[w];
         while (x) {
             const int32_t rank = w * 64 + __builtin_ctzll(x);
             x &= x - 1;
-            if (s->dl_sorted[rank] >= s->now) return;
+            if (s->dl_sorted[rank] >= s->now) return window_moved;
             const int32_t b = s->dl_order[rank];
-            if (!(s->blk[b].flags & MPS_BLK_CANCELLED)) mps_cancel(s, b);
+            if (s->blk[b].flags & MPS_BLK_CANCELLED) continue;
+            const int64_t acked = s->data_acked;
+            mps_cancel(s, b);
+            window_moved |= s->data_acked != acked;
         }
+    }
+    return window_moved;
+}
+
+void mps_cancel_expired(mps_sim *s, int sendable_only) {
+    while (cancel_expired_pass(s, sendable_only) && sendable_only) {
     }
 }
 
@@ -1257,7 +1397,7 @@ int mps_next_decision(mps_sim *s) {
         int64_t tn = t;
         int rate_only = 1;
         do {
-            if (++s->events > s->max_events && s->max_events > 0) {
+            if (++s->events + s->policy_work > s->max_events && s->max_events > 0) {
                 /* a guard, not part of the model: no event past the budget is processed */
                 fail(s, MPS_ERR_BUDGET, "work budget");
                 return -2;

@@ -293,13 +293,30 @@ struct mps_sim {
     /* Blocks with bytes to send whatever the receive window: arrived, and never-sent
      * pieces left or lost ones waiting (the sender buffer policies plan over). */
     mps_blockset todo_set;
-    int32_t n_words, low_word;
+    int32_t n_words, low_word; /* no word of new_set or lost_set below low_word is set */
+    int32_t hi_word;           /* highest word of the index sets ever set this episode */
+    int32_t todo_low_word;     /* no word of todo_set below it is set (mps_todo_floor) */
     int32_t n_new_or_lost, n_lost;
     int32_t window_open;
     int32_t *dl_order;   /* block of each rank, sorted by (deadline, index) */
     int64_t *dl_sorted;  /* deadline of each rank */
     int32_t dl_cut;      /* first rank whose deadline is not before now (time only grows) */
     int32_t dl_hi_word;  /* highest word of the rank sets ever set this episode */
+    int32_t dl_low_word; /* no rank word of todo_set below it is set (mps_todo_rank_floor) */
+    /* Bytes left to send (never sent + waiting retransmission) of the blocks in lost_set
+     * and of those in new_set but not lost_set, so that the sendable bytes are known
+     * without a scan; blk_counted holds what each block adds to them. */
+    int64_t lost_set_bytes, new_only_bytes;
+    int32_t *blk_counted;
+    /* Blocks of new_set or lost_set with bytes in flight on some path, in no order
+     * (flying_pos: -1 if not); at most one per packet in flight. */
+    int32_t n_flying;
+    int32_t *flying, *flying_pos;
+    /* On demand (mps_track_remaining): the blocks of new_set or lost_set in a binary heap
+     * ordered by mps_remaining_before; rem_heap_pos is -1 for a block not in it. */
+    int32_t track_remaining;
+    int32_t n_rem_heap;
+    int32_t *rem_heap, *rem_heap_pos;
 
     /* connection sequence space and the in-order receiver (6.2) */
     int64_t conn_next_dsn, data_acked, rcv_nxt, rbuf_used;
@@ -325,6 +342,7 @@ struct mps_sim {
     int64_t decisions;
     int64_t max_events; /* 0: no budget */
     int64_t events; /* events processed this episode (8), against cfg.max_events */
+    int64_t policy_work; /* blocks native decisions looked at (mps_charge_work), also against it */
     double reward;       /* weight of on-time completions not yet taken */
     double reward_total;
 
@@ -353,13 +371,22 @@ int mps_apply(mps_sim *s, int32_t block);
 int mps_cancel(mps_sim *s, int32_t block);
 /* Cancels, in deadline order, every block that is not cancelled, whose deadline is before
  * now and that is sendable (sendable_only) or has bytes to send whatever the receive
- * window (otherwise: drop_expired, section 9). */
+ * window (otherwise: drop_expired, section 9). Sendable only, it goes on until no such
+ * block is left: a cancel that moves a stream's receive window can make more sendable. */
 void mps_cancel_expired(mps_sim *s, int sendable_only);
 /* Runs a whole episode with a native policy. Returns 0 or -2 on an error. */
 int mps_run(mps_sim *s, mps_policy *policy);
 
 int mps_path_ready(const mps_sim *s, int j);
 int32_t mps_first_sendable(mps_sim *s);
+/* The lowest word of new_set | lost_set (mps_sendable_floor), or of todo_set by block
+ * index or by deadline rank, that may hold a block (no lower one does); scans start
+ * there instead of at word 0. */
+int32_t mps_sendable_floor(mps_sim *s);
+int32_t mps_todo_floor(mps_sim *s);
+int32_t mps_todo_rank_floor(mps_sim *s);
+/* Keeps the remaining-bytes heap (rem_heap) from now to the end of the episode. */
+void mps_track_remaining(mps_sim *s);
 /* Writes up to cap sendable block indices in ascending order; returns the count. */
 int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap);
 /* Number of sendable blocks (section 7). */
@@ -374,6 +401,26 @@ static inline uint64_t mps_sendable_word(const mps_sim *s, int32_t w) {
 }
 static inline uint64_t mps_sendable_rank_word(const mps_sim *s, int32_t w) {
     return s->lost_set.dl_bits[w] | (s->window_open ? s->new_set.dl_bits[w] : 0);
+}
+/* Bytes left to send of the sendable blocks: the sum over them of never-sent bytes and
+ * bytes waiting retransmission. */
+static inline int64_t mps_sendable_bytes(const mps_sim *s) {
+    return s->lost_set_bytes + (s->window_open ? s->new_only_bytes : 0);
+}
+/* A native decision that walks the sender buffer counts the blocks it looks at against the
+ * work budget (docs/model.md section 12), one event each: its cost grows with the buffer,
+ * not with the events. */
+static inline void mps_charge_work(mps_sim *s, int64_t blocks) { s->policy_work += blocks; }
+static inline int64_t mps_remaining_bytes(const mps_sim *s, int32_t b) {
+    return (int64_t)s->blk[b].unsent_bytes + s->blk[b].lost_pending_bytes;
+}
+/* The order of rem_heap: larger priority, then fewer bytes left to send, then smaller
+ * index (the order of SRPT, [jonglez20] Sec. IV-C). */
+static inline int mps_remaining_before(const mps_sim *s, int32_t a, int32_t b) {
+    const int32_t pa = s->blk[a].priority, pb = s->blk[b].priority;
+    if (pa != pb) return pa > pb;
+    if (s->blk_counted[a] != s->blk_counted[b]) return s->blk_counted[a] < s->blk_counted[b];
+    return a < b;
 }
 double mps_take_reward(mps_sim *s);
 

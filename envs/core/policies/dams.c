@@ -351,7 +351,7 @@ static int32_t decide_edf(mps_sim *s, mps_policy *pol, int j, const dams_mode *m
     const double guard = m->alpha * (double)min_rttvar * 0.5;
     /* the sender buffer by deadline rank; blocks past their deadline are cancelled */
     int need = 0, n = 0;
-    for (int32_t w = 0; w <= s->dl_hi_word; w++) {
+    for (int32_t w = mps_todo_rank_floor(s); w <= s->dl_hi_word; w++) {
         uint64_t x = s->todo_set.dl_bits[w];
         while (x) {
             const int32_t b = s->dl_order[w * 64 + __builtin_ctzll(x)];
@@ -376,6 +376,7 @@ static int32_t decide_edf(mps_sim *s, mps_policy *pol, int j, const dams_mode *m
                 break;
             }
         }
+    mps_charge_work(s, need ? 2 * (int64_t)n : n);
     if (need) plan_edf(s, &v, m, n, rate, owd, q, owd_order);
     int32_t first_delayed = MPS_WAIT;
     for (int t = 0; t < n; t++) {
@@ -394,7 +395,7 @@ static int32_t decide_fifo(mps_sim *s, mps_policy *pol, int j, const dams_mode *
     int owd_order[MPS_MAX_PATHS];
     read_paths(s, m, rate, owd, q, owd_order);
     int32_t head = -1;
-    for (int32_t w = s->low_word; w < s->n_words && head < 0; w++) {
+    for (int32_t w = mps_todo_floor(s); w <= s->hi_word && head < 0; w++) {
         const uint64_t x = s->todo_set.bits[w];
         if (x) head = w * 64 + __builtin_ctzll(x);
     }

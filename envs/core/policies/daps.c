@@ -71,16 +71,7 @@ static int daps_faster(const mps_sim *s, int a, int b) {
 }
 
 /* Whether the sendable blocks still have more than limit bytes to send. */
-static int daps_pending_exceeds(const mps_sim *s, int64_t limit) {
-    int64_t pending = 0;
-    for (int32_t w = 0; w < s->n_words; w++)
-        for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
-            const mps_block *k = &s->blk[w * 64 + __builtin_ctzll(x)];
-            pending += (int64_t)k->unsent_bytes + k->lost_pending_bytes;
-            if (pending > limit) return 1;
-        }
-    return 0;
-}
+static int daps_pending_exceeds(const mps_sim *s, int64_t limit) { return mps_sendable_bytes(s) > limit; }
 
 /* The paths in (srtt, index) order (insertion sort, P <= 8). */
 static void daps_path_order(const mps_sim *s, int64_t *order) {
@@ -145,20 +136,20 @@ typedef struct {
 static daps_todo_cursor daps_todo_begin(const mps_sim *s, const int64_t *st) {
     const int32_t floor_word = (int32_t)(st[DAPS_TODO_FLOOR] >> 6);
     daps_todo_cursor c = {floor_word < s->low_word ? floor_word : s->low_word, 0};
-    if (c.w < s->n_words) c.x = s->todo_set.bits[c.w];
+    if (c.w <= s->hi_word) c.x = s->todo_set.bits[c.w];
     return c;
 }
 
 /* Passes n todo blocks; the next one (not passed), or -1 when fewer than n + 1 are left. */
 static int32_t daps_todo_skip(const mps_sim *s, daps_todo_cursor *c, int64_t n) {
-    while (c->w < s->n_words) {
+    while (c->w <= s->hi_word) {
         const int64_t here = __builtin_popcountll(c->x);
         if (n < here) {
             for (; n > 0; n--) c->x &= c->x - 1;
             return c->w * 64 + __builtin_ctzll(c->x);
         }
         n -= here;
-        c->x = ++c->w < s->n_words ? s->todo_set.bits[c->w] : 0;
+        c->x = ++c->w <= s->hi_word ? s->todo_set.bits[c->w] : 0;
     }
     return -1;
 }
@@ -239,7 +230,7 @@ static int daps_fastest(const mps_sim *s) {
 static int32_t daps_outside_other_runs(const mps_sim *s, const int64_t *st, int j) {
     const int P = s->n_paths;
     const int64_t *lo = DAPS_RUN_LO(st, P), *hi = DAPS_RUN_HI(st, P);
-    for (int32_t w = s->low_word; w < s->n_words; w++) {
+    for (int32_t w = s->low_word; w <= s->hi_word; w++) {
         uint64_t x = mps_sendable_word(s, w) & ~s->lost_set.bits[w];
         while (x) {
             const int32_t b = w * 64 + __builtin_ctzll(x);

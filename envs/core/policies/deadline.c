@@ -18,15 +18,16 @@ static int32_t dtp_decide(mps_sim *s, mps_policy *pol, int j) {
     if (mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
     mps_cancel_expired(s, 1);
     const double w = pol->param[0];
+    mps_charge_work(s, 2 * (int64_t)mps_n_sendable(s));
     int32_t max_priority = 0;
-    for (int32_t wd = 0; wd < s->n_words; wd++)
+    for (int32_t wd = mps_sendable_floor(s); wd <= s->hi_word; wd++)
         for (uint64_t x = mps_sendable_word(s, wd); x; x &= x - 1) {
             const int32_t b = wd * 64 + __builtin_ctzll(x);
             if (s->blk[b].priority > max_priority) max_priority = s->blk[b].priority;
         }
     int32_t best = -1;
     double best_weight = 0.0;
-    for (int32_t wd = 0; wd < s->n_words; wd++)
+    for (int32_t wd = mps_sendable_floor(s); wd <= s->hi_word; wd++)
         for (uint64_t x = mps_sendable_word(s, wd); x; x &= x - 1) {
             const int32_t b = wd * 64 + __builtin_ctzll(x);
             const mps_block *k = &s->blk[b];

@@ -17,17 +17,6 @@ static double window_bytes(const mps_path *p) {
     return p->rate_bps * (double)p->srtt_ns / 8e9;
 }
 
-/* Bytes not yet sent of the sendable blocks: never sent plus waiting retransmission. */
-static int64_t queued_bytes(const mps_sim *s) {
-    int64_t k = 0;
-    for (int32_t w = s->low_word; w < s->n_words; w++)
-        for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
-            const mps_block *b = &s->blk[w * 64 + __builtin_ctzll(x)];
-            k += (int64_t)b->unsent_bytes + b->lost_pending_bytes;
-        }
-    return k;
-}
-
 /* ECF: state is the connection's "waiting" flag. param[0] = beta, param[1] = rate_thresholds. */
 static size_t ecf_state_bytes(const mps_sim *s) { return sizeof(int64_t); }
 
@@ -48,7 +37,7 @@ static int32_t ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     if (mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
     const int f = fastest_path(s);
     if (j != f) {
-        const int64_t k = queued_bytes(s);
+        const int64_t k = mps_sendable_bytes(s);
         if (pol->param[1] != 0.0) {
             if (ecf_within_threshold(s, j, k)) return MPS_WAIT;
         } else {

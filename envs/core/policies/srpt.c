@@ -2,6 +2,7 @@
  * SRPT-minRTT (FCFS-minRTT is MinRTT's twin). The reals are binary64, computed with the
  * same operations in the same order as the Python specification. */
 #include <math.h>
+#include <stdio.h>
 
 #include "families.h"
 
@@ -57,21 +58,19 @@ static double path_model_completion(const path_model *m, int64_t size) {
     return rate_sum > 0.0 ? (sz + rate_latency) / rate_sum : INFINITY;
 }
 
-static inline int64_t remaining_bytes(const mps_sim *s, int32_t b) {
-    return (int64_t)s->blk[b].unsent_bytes + s->blk[b].lost_pending_bytes;
-}
-
 /* ------------------------------------------------------------------------- */
 /* SRPT-ECF (Sec. III-A, IV-A)                                               */
 /* ------------------------------------------------------------------------- */
 
 /* State: the last send time of each block on each path (for T_in-flight of eq. (5)),
- * then the isolated remaining completion time of each block at this decision, then a
- * heap of the sendable blocks. */
+ * then the key max(C*(S_k), T_in-flight(k)) of the blocks looked at in this decision,
+ * then a heap of candidate blocks in the order of step b). */
 static size_t srpt_ecf_state_bytes(const mps_sim *s) {
     const size_t n = (size_t)s->n_blocks;
     return n * (size_t)s->n_paths * sizeof(int64_t) + n * sizeof(double) + n * sizeof(int32_t);
 }
+
+static void srpt_ecf_reset(mps_sim *s, mps_policy *pol) { mps_track_remaining(s); }
 
 /* Whether block a comes before block b: (larger priority, smaller key, smaller index). */
 static inline int srpt_before(const mps_sim *s, const double *key, int32_t a, int32_t b) {
@@ -81,7 +80,6 @@ static inline int srpt_before(const mps_sim *s, const double *key, int32_t a, in
     return a < b;
 }
 
-/* Restores the heap property below heap[at]: each block comes before its children. */
 static void srpt_sift_down(const mps_sim *s, const double *key, int32_t *heap, int32_t n, int32_t at) {
     for (;;) {
         int32_t first = at;
@@ -96,6 +94,57 @@ static void srpt_sift_down(const mps_sim *s, const double *key, int32_t *heap, i
     }
 }
 
+static void srpt_push(const mps_sim *s, const double *key, int32_t *heap, int32_t *n, int32_t b) {
+    int32_t at = (*n)++;
+    while (at > 0 && srpt_before(s, key, b, heap[(at - 1) / 2])) {
+        heap[at] = heap[(at - 1) / 2];
+        at = (at - 1) / 2;
+    }
+    heap[at] = b;
+}
+
+/* Eq. (5): max(C*(S_k), T_in-flight(k)); T_in-flight is 0 for a block with nothing in
+ * flight, and C* >= 0, so such a block's key is C*(S_k). */
+static double srpt_ecf_key(const mps_sim *s, const path_model *m, const int64_t *last_send, int32_t b) {
+    const int P = s->n_paths;
+    const double c_ecf = path_model_completion(m, mps_remaining_bytes(s, b));
+    double in_flight = 0.0;
+    const int64_t *inflight = &s->blk_inflight[(int64_t)b * P];
+    for (int p = 0; p < P; p++)
+        if (inflight[p] > 0) {
+            const double arrival = (double)(last_send[(int64_t)b * P + p] - s->now) + m->latency[p];
+            if (arrival > in_flight) in_flight = arrival;
+        }
+    return c_ecf >= in_flight ? c_ecf : in_flight;
+}
+
+/* Puts rem_heap's node at position `at` among the candidates, or, when its block is not
+ * a candidate of its own (in flight: already there with its own key; or not sendable),
+ * the nodes below it. */
+static void srpt_ecf_expand(const mps_sim *s, const path_model *m, const int64_t *last_send, double *key,
+                            int32_t *heap, int32_t *n, int32_t at) {
+    if (at >= s->n_rem_heap) return;
+    const int32_t b = s->rem_heap[at];
+    if (s->flying_pos[b] < 0 && mps_block_sendable(s, b)) {
+        key[b] = srpt_ecf_key(s, m, last_send, b);
+        srpt_push(s, key, heap, n, b);
+        return;
+    }
+    srpt_ecf_expand(s, m, last_send, key, heap, n, 2 * at + 1);
+    srpt_ecf_expand(s, m, last_send, key, heap, n, 2 * at + 2);
+}
+
+/* Step b) visits the blocks in the order (priority, key, index) until their cumulative
+ * size passes path j's threshold, which is usually after the first few. The core keeps
+ * the sendable blocks in rem_heap by (priority, bytes left, index); for a block with
+ * nothing in flight the key is C*(bytes left), and C* is strictly increasing in the size
+ * when every path has a positive rate (eqs. (1)-(2): continuous, piecewise linear with
+ * slopes 1 / (sum of rates) > 0; in binary64 one byte moves C* by 1 / rate_sum ns, far
+ * above its rounding for any size and rate the core accepts), so rem_heap's order is the
+ * key order for those blocks. The candidates are then the blocks with bytes in flight
+ * (keys computed) and rem_heap walked from its root, each node's children added when it
+ * is taken. With a path at rate 0, C* is infinite for the sizes that path alone would
+ * carry, the orders differ, and every sendable block is a candidate. */
 static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     const int P = s->n_paths;
     int64_t *last_send = pol->state;
@@ -103,44 +152,54 @@ static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     int32_t *heap = (int32_t *)(key + s->n_blocks);
     path_model m;
     path_model_build(s, &m);
-    /* a) eq. (5): max(C*(S_k), T_in-flight(k)) of every sendable block */
-    int32_t n = 0;
-    int64_t total = 0;
-    for (int32_t w = s->low_word; w < s->n_words; w++)
-        for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
-            const int32_t b = w * 64 + __builtin_ctzll(x);
-            const double c_ecf = path_model_completion(&m, remaining_bytes(s, b));
-            double in_flight = 0.0;
-            const int64_t *inflight = &s->blk_inflight[(int64_t)b * P];
-            for (int p = 0; p < P; p++)
-                if (inflight[p] > 0) {
-                    const double arrival = (double)(last_send[(int64_t)b * P + p] - s->now) + m.latency[p];
-                    if (arrival > in_flight) in_flight = arrival;
-                }
-            key[b] = c_ecf >= in_flight ? c_ecf : in_flight;
-            heap[n++] = b;
-            total += remaining_bytes(s, b);
-        }
-    /* b) blocks in that order, cumulative size against path j's threshold. The sums
-     * only grow, so no block qualifies when the total does not exceed it; otherwise the
-     * heap yields the blocks in order until one does. */
+    /* the sums only grow, so no block qualifies when the total does not exceed it */
     const double threshold = m.threshold[j];
-    if (n == 0 || !((double)total > threshold)) return MPS_WAIT;
-    for (int32_t at = n / 2 - 1; at >= 0; at--) srpt_sift_down(s, key, heap, n, at);
+    if (!((double)mps_sendable_bytes(s) > threshold)) return MPS_WAIT;
+    int monotone = 1;
+    for (int p = 0; p < P; p++) monotone &= m.rate[p] > 0.0;
+    int32_t n = 0;
+    if (monotone) {
+        for (int32_t f = 0; f < s->n_flying; f++) {
+            const int32_t b = s->flying[f];
+            if (!mps_block_sendable(s, b)) continue;
+            key[b] = srpt_ecf_key(s, &m, last_send, b);
+            srpt_push(s, key, heap, &n, b);
+        }
+        srpt_ecf_expand(s, &m, last_send, key, heap, &n, 0);
+    } else {
+        for (int32_t w = mps_sendable_floor(s); w <= s->hi_word; w++)
+            for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
+                const int32_t b = w * 64 + __builtin_ctzll(x);
+                key[b] = srpt_ecf_key(s, &m, last_send, b);
+                heap[n++] = b;
+            }
+        for (int32_t at = n / 2 - 1; at >= 0; at--) srpt_sift_down(s, key, heap, n, at);
+    }
     int64_t cumulative = 0;
-    for (;;) {
+    for (int64_t taken = 1;; taken++) {
+        if (n == 0) { /* cannot happen: the candidates' bytes add up to the total above */
+            s->error = MPS_ERR_POLICY;
+            snprintf(s->errmsg, sizeof s->errmsg, "srpt-ecf ran out of candidates at t = %lld ns", (long long)s->now);
+            return MPS_WAIT;
+        }
         const int32_t best = heap[0];
-        cumulative += remaining_bytes(s, best);
+        cumulative += mps_remaining_bytes(s, best);
         if ((double)cumulative > threshold) {
+            mps_charge_work(s, taken + n);
             last_send[(int64_t)best * P + j] = s->now;
             return best;
         }
         heap[0] = heap[--n];
         srpt_sift_down(s, key, heap, n, 0);
+        if (monotone && s->flying_pos[best] < 0) {
+            const int32_t at = s->rem_heap_pos[best];
+            srpt_ecf_expand(s, &m, last_send, key, heap, &n, 2 * at + 1);
+            srpt_ecf_expand(s, &m, last_send, key, heap, &n, 2 * at + 2);
+        }
     }
 }
 
-const mps_policy_def mps_policy_srpt_ecf = {"srpt-ecf", MPS_NO_PARAMS, srpt_ecf_state_bytes, NULL, srpt_ecf_decide};
+const mps_policy_def mps_policy_srpt_ecf = {"srpt-ecf", MPS_NO_PARAMS, srpt_ecf_state_bytes, srpt_ecf_reset, srpt_ecf_decide};
 
 /* ------------------------------------------------------------------------- */
 /* SA-ECF ([jonglez20] Fig. 6, Sec. IV-C)                                       */
@@ -160,25 +219,29 @@ static void sa_ecf_reset(mps_sim *s, mps_policy *pol) {
     st->turn_bytes = 0;
 }
 
+/* The first sendable block after block b, or -1. */
+static int32_t sendable_after(const mps_sim *s, int32_t b) {
+    const int32_t from = b + 1;
+    for (int32_t w = from >> 6; w <= s->hi_word; w++) {
+        uint64_t x = mps_sendable_word(s, w);
+        if (w == from >> 6) x &= ~UINT64_C(0) << (from & 63);
+        if (x) return w * 64 + __builtin_ctzll(x);
+    }
+    return -1;
+}
+
 static int32_t sa_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     sa_ecf_state *st = pol->state;
     const int64_t quantum = (int64_t)pol->param[0];
     path_model m;
     path_model_build(s, &m);
-    int64_t total = 0;
-    int32_t first = -1, after = -1;
-    for (int32_t w = s->low_word; w < s->n_words; w++)
-        for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
-            const int32_t b = w * 64 + __builtin_ctzll(x);
-            total += remaining_bytes(s, b);
-            if (first < 0) first = b;
-            if (after < 0 && b > st->turn_block) after = b;
-        }
     /* ECF on the aggregate: this path is used only while the total exceeds its S_lim */
-    if (!((double)total > m.threshold[j])) return MPS_WAIT;
+    if (!((double)mps_sendable_bytes(s) > m.threshold[j])) return MPS_WAIT;
     const int32_t turn = (int32_t)st->turn_block;
     if (turn < 0 || !mps_block_sendable(s, turn) || st->turn_bytes >= quantum) {
-        st->turn_block = after >= 0 ? after : first;
+        /* the next sendable block after the last turn's, round robin */
+        const int32_t after = sendable_after(s, turn);
+        st->turn_block = after >= 0 ? after : mps_first_sendable(s);
         st->turn_bytes = 0;
     }
     const mps_block *k = &s->blk[st->turn_block];
@@ -194,21 +257,21 @@ const mps_policy_def mps_policy_sa_ecf = {"sa-ecf", MPS_PARAMS(sa_ecf_params), s
 /* SRPT-minRTT (Sec. IV-C)                                                   */
 /* ------------------------------------------------------------------------- */
 
+static void srpt_minrtt_reset(mps_sim *s, mps_policy *pol) { mps_track_remaining(s); }
+
+/* The sendable block first by (larger priority, fewer bytes left, smaller index): the
+ * core's rem_heap root while the receive window is open (rem_heap holds exactly the
+ * sendable blocks then), else a scan of those with bytes to retransmit. */
 static int32_t srpt_minrtt_decide(mps_sim *s, mps_policy *pol, int j) {
     if (mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
+    if (s->window_open) return s->n_rem_heap > 0 ? s->rem_heap[0] : MPS_WAIT;
     int32_t best = -1;
-    int64_t best_left = 0;
-    for (int32_t w = s->low_word; w < s->n_words; w++)
+    for (int32_t w = mps_sendable_floor(s); w <= s->hi_word; w++)
         for (uint64_t x = mps_sendable_word(s, w); x; x &= x - 1) {
             const int32_t b = w * 64 + __builtin_ctzll(x);
-            const int64_t left = remaining_bytes(s, b);
-            if (best < 0 || s->blk[b].priority > s->blk[best].priority ||
-                (s->blk[b].priority == s->blk[best].priority && left < best_left)) {
-                best = b;
-                best_left = left;
-            }
+            if (best < 0 || mps_remaining_before(s, b, best)) best = b;
         }
     return best < 0 ? MPS_WAIT : best;
 }
 
-const mps_policy_def mps_policy_srpt_minrtt = {"srpt-minrtt", MPS_NO_PARAMS, NULL, NULL, srpt_minrtt_decide};
+const mps_policy_def mps_policy_srpt_minrtt = {"srpt-minrtt", MPS_NO_PARAMS, NULL, srpt_minrtt_reset, srpt_minrtt_decide};
