@@ -38,14 +38,17 @@ delivered to the application over time (Figs. 5-6).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import _core
 from .episode import Episode
 from .playout import playout_stats
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["EpisodeResult", "SUMMARY_KEYS"]
 
@@ -84,17 +87,39 @@ RECEIVE_BUFFER_KEYS: tuple[str, ...] = (
     "max_rbuf_bytes",
 )
 
+Columns = dict[str, Any]
+"""A table kept as named numpy arrays (or lists), in column order."""
 
-def _nullable_times(ns: np.ndarray) -> pd.arrays.IntegerArray:
-    """Nanosecond times with the core's -1 ("never") as a missing value."""
-    out = pd.array(ns, dtype="Int64")
-    out[ns < 0] = pd.NA
-    return out
+_NULLABLE_TIMES = ("first_send_ns", "completion_ns")
+"""Block columns where the core's -1 means "never": missing values in the DataFrame."""
 
 
-@dataclass
+def _frame(columns: Columns, index_name: str) -> pd.DataFrame:
+    import pandas as pd
+
+    table = pd.DataFrame(columns)
+    table.index.name = index_name
+    return table
+
+
+def _block_frame(columns: Columns) -> pd.DataFrame:
+    import pandas as pd
+
+    data = dict(columns)
+    for name in _NULLABLE_TIMES:
+        times = pd.array(data[name], dtype="Int64")
+        times[data[name] < 0] = pd.NA
+        data[name] = times
+    data["kind"] = pd.Categorical(data["kind"])
+    return _frame(data, "block")
+
+
+@dataclass(eq=False, repr=False)
 class EpisodeResult:
     """Outcome of one episode.
+
+    The tables are kept as numpy arrays and become DataFrames when first asked for, so a
+    caller that only needs the scores never builds them (nor imports pandas).
 
     Attributes
     ----------
@@ -104,19 +129,13 @@ class EpisodeResult:
         Policy name.
     seed : int
         Episode seed.
-    blocks : pandas.DataFrame
-        One row per block (index ``block``, in arrival order).
-    paths : pandas.DataFrame
-        One row per path (index ``path``).
-    cross : pandas.DataFrame
-        One row per cross flow (index ``cross``); empty without cross traffic.
-    pieces : pandas.DataFrame or None
-        In-order receiver only: one row per piece sent, in sequence order, with its block,
-        size, first transmission, arrival and in-sequence delivery times.
     summary : dict
         Scores (see the module docstring and :data:`SUMMARY_KEYS`).
     wall_s : float
         Wall-clock time of the simulation.
+    block_columns, path_columns, cross_columns, piece_columns : dict
+        The tables below as numpy arrays by column (``cross_columns`` empty without
+        cross traffic, ``piece_columns`` None with the block-aware receiver).
     extra : dict
         Policy-specific additions (e.g. an optimum's upper bound).
     """
@@ -124,13 +143,38 @@ class EpisodeResult:
     scenario: str
     policy: str
     seed: int
-    blocks: pd.DataFrame
-    paths: pd.DataFrame
     summary: dict[str, float]
-    wall_s: float = 0.0
-    cross: pd.DataFrame = field(default_factory=pd.DataFrame)
-    pieces: pd.DataFrame | None = None
+    wall_s: float
+    block_columns: Columns
+    path_columns: Columns
+    cross_columns: Columns
+    piece_columns: Columns | None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def blocks(self) -> pd.DataFrame:
+        """One row per block (index ``block``, in arrival order)."""
+        return _block_frame(self.block_columns)
+
+    @cached_property
+    def paths(self) -> pd.DataFrame:
+        """One row per path (index ``path``)."""
+        return _frame(self.path_columns, "path")
+
+    @cached_property
+    def cross(self) -> pd.DataFrame:
+        """One row per cross flow (index ``cross``); empty without cross traffic."""
+        if not self.cross_columns:
+            import pandas as pd
+
+            return pd.DataFrame()
+        return _frame(self.cross_columns, "cross")
+
+    @cached_property
+    def pieces(self) -> pd.DataFrame | None:
+        """In-order receiver only: one row per piece sent, in sequence order, with its
+        block, size, first transmission, arrival and in-sequence delivery times."""
+        return None if self.piece_columns is None else _frame(self.piece_columns, "position")
 
     @classmethod
     def from_sim(cls, sim: _core.Sim, episode: Episode, policy: str, wall_s: float = 0.0) -> EpisodeResult:
@@ -152,16 +196,16 @@ class EpisodeResult:
         recv = v("recv_bytes")
         dup = v("duplicate_bytes")
         wasted = np.where(on_time, 0, recv) + dup
-        data: dict[str, Any] = {
+        blocks: Columns = {
             "arrival_ns": bt.arrival_ns,
             "deadline_ns": deadline,
             "size_bytes": bt.size_bytes,
             "priority": bt.priority,
             "weight": bt.weight,
-            "kind": pd.Categorical(bt.kind),
+            "kind": bt.kind,
             "frame": bt.frame,
-            "first_send_ns": _nullable_times(first_send),
-            "completion_ns": _nullable_times(completion),
+            "first_send_ns": first_send,
+            "completion_ns": completion,
             "completed": completed,
             "on_time": on_time,
             "cancelled": cancelled,
@@ -169,8 +213,8 @@ class EpisodeResult:
             "bytes_sent": sent.sum(axis=1),
         }
         for j in range(P):
-            data[f"bytes_sent_p{j}"] = sent[:, j]
-        data.update({
+            blocks[f"bytes_sent_p{j}"] = sent[:, j]
+        blocks.update({
             "acked_bytes": v("acked_bytes"),
             "recv_bytes": recv,
             "duplicate_bytes": dup,
@@ -178,32 +222,33 @@ class EpisodeResult:
             "queuing_delay_s": np.where(first_send >= 0, (first_send - bt.arrival_ns) / _NS, np.nan),
             "completion_time_s": np.where(completed, (completion - bt.arrival_ns) / _NS, np.nan),
         })
-        blocks = pd.DataFrame(data)
-        blocks.index.name = "block"
 
         sim_time_ns = max(sim.last_event_ns, 0)
-        paths = _subflow_table(sim.view, sim_time_ns)
-        paths.insert(0, "name", [p.name for p in sc.paths])
-        paths.insert(1, "cc", [p.cc for p in sc.paths])
-        paths.insert(2, "link", [p.link or "own" for p in sc.paths])
-        paths.insert(3, "mean_bandwidth_bps", [x.mean_bps(episode.duration_ns) for x in episode.path_schedules])
-        paths.index.name = "path"
-        cross = _subflow_table(sim.cross_view, sim_time_ns) if sim.n_cross else pd.DataFrame()
+        paths: Columns = {
+            "name": [p.name for p in sc.paths],
+            "cc": [p.cc for p in sc.paths],
+            "link": [p.link or "own" for p in sc.paths],
+            "mean_bandwidth_bps": [x.mean_bps(episode.duration_ns) for x in episode.path_schedules],
+            **_subflow_columns(sim.view, sim_time_ns),
+        }
+        cross: Columns = {}
         if sim.n_cross:
-            cross.insert(0, "name", [c.name for c in sc.cross_traffic])
-            cross.insert(1, "cc", [c.cc for c in sc.cross_traffic])
-            cross.insert(2, "link", [c.link for c in sc.cross_traffic])
-            cross.index.name = "cross"
-        pieces = _piece_table(sim, bt.size_bytes) if sim.receiver == "in_order" else None
+            cross = {
+                "name": [c.name for c in sc.cross_traffic],
+                "cc": [c.cc for c in sc.cross_traffic],
+                "link": [c.link for c in sc.cross_traffic],
+                **_subflow_columns(sim.cross_view, sim_time_ns),
+            }
+        pieces = _piece_columns(sim, bt.size_bytes) if sim.receiver == "in_order" else None
         summary = _summarize(blocks, bt.frame_rate, sc.duration_s, sim, sim_time_ns, wall_s)
         summary.update(_playout_summary(blocks, bt.frame_rate, sc.workload))
         if pieces is not None:
             summary.update(_receive_buffer_summary(pieces))
         rtt = np.array([p.rtt_s for p in sc.paths])
-        sent_bytes = paths["bytes_sent"].to_numpy()
+        sent_bytes = paths["bytes_sent"]
         summary["slow_path_share"] = (_ratio(sent_bytes[int(np.argmax(rtt))], sent_bytes.sum())
                                       if rtt.max() > rtt.min() else float("nan"))
-        return cls(sc.name, policy, episode.seed, blocks, paths, summary, wall_s, cross=cross, pieces=pieces)
+        return cls(sc.name, policy, episode.seed, summary, wall_s, blocks, paths, cross, pieces)
 
     def receive_buffer(self) -> pd.DataFrame:
         """Occupancy of the in-order receive buffer over time ([daps] Figs. 8-9).
@@ -220,10 +265,13 @@ class EpisodeResult:
         ValueError
             With the block-aware receiver, which has no shared buffer.
         """
-        if self.pieces is None:
+        import pandas as pd
+
+        if self.piece_columns is None:
             raise ValueError("receive_buffer: the episode used the block-aware receiver; "
                              "set receiver: {type: in_order} in the scenario")
-        return _occupancy(self.pieces)
+        instants, level = _occupancy(self.piece_columns)
+        return pd.DataFrame({"time_ns": instants, "rbuf_bytes": level})
 
     def cumulative_delivery(self) -> pd.DataFrame:
         """Bytes handed to the application over time ([daps] Figs. 5-6).
@@ -236,13 +284,16 @@ class EpisodeResult:
         pandas.DataFrame
             Columns ``time_ns`` and ``delivered_bytes`` (cumulative, one row per instant).
         """
-        if self.pieces is not None:
-            done = self.pieces[self.pieces["delivery_ns"] >= 0]
-            times, sizes = done["delivery_ns"].to_numpy(), done["size_bytes"].to_numpy()
+        import pandas as pd
+
+        if self.piece_columns is not None:
+            pieces = self.piece_columns
+            done = pieces["delivery_ns"] >= 0
+            times, sizes = pieces["delivery_ns"][done], pieces["size_bytes"][done]
         else:
-            done = self.blocks[self.blocks["completed"]]
-            times = done["completion_ns"].to_numpy(dtype=np.int64)
-            sizes = done["size_bytes"].to_numpy()
+            blocks = self.block_columns
+            done = blocks["completed"]
+            times, sizes = blocks["completion_ns"][done], blocks["size_bytes"][done]
         instants, slot = np.unique(times, return_inverse=True)
         delivered = np.cumsum(np.bincount(slot, weights=sizes, minlength=len(instants))).astype(np.int64)
         return pd.DataFrame({"time_ns": instants.astype(np.int64), "delivered_bytes": delivered})
@@ -257,14 +308,14 @@ class EpisodeResult:
                 f"on_time_rate={s['on_time_rate']:.4f}, weighted_on_time_rate={s['weighted_on_time_rate']:.4f})")
 
 
-def _subflow_table(view: Any, sim_time_ns: int) -> pd.DataFrame:
+def _subflow_columns(view: Any, sim_time_ns: int) -> Columns:
     """Statistics of paths (view = Sim.view) or cross flows (view = Sim.cross_view)."""
 
     def v(name: str) -> np.ndarray:
         return np.array(view(name), copy=True)
 
     delivered = v("delivered_bytes")
-    return pd.DataFrame({
+    return {
         "packets_sent": v("packets_sent"),
         "bytes_sent": v("path_bytes_sent"),
         "retransmissions": v("retransmissions"),
@@ -280,10 +331,10 @@ def _subflow_table(view: Any, sim_time_ns: int) -> pd.DataFrame:
         "srtt_s": v("srtt_ns") / _NS,
         "min_rtt_s": v("min_rtt_ns") / _NS,
         "cwnd_bytes": v("cwnd_bytes"),
-    })
+    }
 
 
-def _piece_table(sim: _core.Sim, block_sizes: np.ndarray) -> pd.DataFrame:
+def _piece_columns(sim: _core.Sim, block_sizes: np.ndarray) -> Columns:
     """Pieces of the in-order receiver that were sent, in sequence order (docs/model.md
     6.2: first-transmission order, or piece order with the stream sequence)."""
     order = np.array(sim.view("dsn_order"), copy=True)[: sim.n_dsn]
@@ -299,28 +350,25 @@ def _piece_table(sim: _core.Sim, block_sizes: np.ndarray) -> pd.DataFrame:
     def at(name: str) -> np.ndarray:
         return np.asarray(sim.view(name))[order]
 
-    table = pd.DataFrame({
+    return {
         "piece": order,
         "block": block,
         "size_bytes": size,
         "first_send_ns": at("piece_first_send_ns"),
         "arrival_ns": at("piece_arrival_ns"),
         "delivery_ns": at("piece_delivery_ns"),
-    })
-    table.index.name = "position"
-    return table
+    }
 
 
-def _playout_summary(blocks: pd.DataFrame, frame_rate: float | None, workload: dict[str, Any]) -> dict[str, float]:
+def _playout_summary(blocks: Columns, frame_rate: float | None, workload: dict[str, Any]) -> dict[str, float]:
     """Picture discards and buffer underflows of the video playout client [matsufuji18]."""
-    frame = blocks["frame"].to_numpy()
+    frame = blocks["frame"]
     if not frame_rate or not (frame >= 0).any():
         return {"picture_discards": float("nan"), "buffer_underflows": float("nan"),
                 "underflow_recovery_s": float("nan")}
     startup_ms = workload.get("playout_startup_ms") or workload["deadline_ms"]
-    completion = blocks["completion_ns"].fillna(-1).to_numpy(dtype=np.int64)
-    first = int(blocks.loc[frame == 0, "arrival_ns"].min())
-    stats = playout_stats(frame, blocks["priority"].to_numpy(), completion, first, frame_rate, startup_ms / 1e3)
+    first = int(blocks["arrival_ns"][frame == 0].min())
+    stats = playout_stats(frame, blocks["priority"], blocks["completion_ns"], first, frame_rate, startup_ms / 1e3)
     return {
         "picture_discards": stats.picture_discards,
         "buffer_underflows": stats.buffer_underflows,
@@ -328,16 +376,15 @@ def _playout_summary(blocks: pd.DataFrame, frame_rate: float | None, workload: d
     }
 
 
-def _receive_buffer_summary(pieces: pd.DataFrame) -> dict[str, float]:
+def _receive_buffer_summary(pieces: Columns) -> dict[str, float]:
     """Blocking time, application delay and buffer occupancy of the in-order receiver."""
-    done = pieces[pieces["delivery_ns"] >= 0]
-    if done.empty:
+    done = pieces["delivery_ns"] >= 0
+    if not done.any():
         return {k: float("nan") for k in RECEIVE_BUFFER_KEYS}
-    blocking = (done["delivery_ns"] - done["arrival_ns"]).to_numpy() / _NS
-    app = (done["delivery_ns"] - done["first_send_ns"]).to_numpy() / _NS
-    occupancy = _occupancy(pieces)
-    instants = occupancy["time_ns"].to_numpy()
-    level = occupancy["rbuf_bytes"].to_numpy()
+    delivery = pieces["delivery_ns"][done]
+    blocking = (delivery - pieces["arrival_ns"][done]) / _NS
+    app = (delivery - pieces["first_send_ns"][done]) / _NS
+    instants, level = _occupancy(pieces)
     span = instants[-1] - instants[0]
     area = float(np.sum(level[:-1] * np.diff(instants)))
     return {
@@ -349,45 +396,57 @@ def _receive_buffer_summary(pieces: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def _occupancy(pieces: pd.DataFrame) -> pd.DataFrame:
-    """Receive-buffer level: +size at a piece's arrival, -size at its delivery."""
-    arrived = pieces[pieces["arrival_ns"] >= 0]
-    done = pieces[pieces["delivery_ns"] >= 0]
-    times = np.concatenate([arrived["arrival_ns"].to_numpy(), done["delivery_ns"].to_numpy()])
-    change = np.concatenate([arrived["size_bytes"].to_numpy(), -done["size_bytes"].to_numpy()])
+def _occupancy(pieces: Columns) -> tuple[np.ndarray, np.ndarray]:
+    """Receive-buffer level (instants, bytes): +size at a piece's arrival, -size at its
+    delivery."""
+    arrived = pieces["arrival_ns"] >= 0
+    done = pieces["delivery_ns"] >= 0
+    times = np.concatenate([pieces["arrival_ns"][arrived], pieces["delivery_ns"][done]])
+    change = np.concatenate([pieces["size_bytes"][arrived], -pieces["size_bytes"][done]])
     instants, slot = np.unique(times, return_inverse=True)
     level = np.cumsum(np.bincount(slot, weights=change, minlength=len(instants))).astype(np.int64)
-    return pd.DataFrame({"time_ns": instants.astype(np.int64), "rbuf_bytes": level})
+    return instants.astype(np.int64), level
 
 
 def _ratio(num: float, den: float) -> float:
     return float(num) / float(den) if den > 0 else float("nan")
 
 
-def _summarize(blocks: pd.DataFrame, frame_rate: float | None, duration_s: float, sim: _core.Sim,
+def _missed_frames(frame: np.ndarray, priority: np.ndarray, on_time: np.ndarray) -> int:
+    """Frames whose most important blocks (those of the frame's highest priority) are not
+    all on time."""
+    framed = frame >= 0
+    frames, member = np.unique(frame[framed], return_inverse=True)
+    priority, on_time = priority[framed], on_time[framed]
+    top = np.full(len(frames), np.iinfo(np.int64).min)
+    np.maximum.at(top, member, priority)
+    essential = priority == top[member]
+    missed = np.zeros(len(frames), dtype=bool)
+    np.logical_or.at(missed, member[essential], ~on_time[essential])
+    return int(missed.sum())
+
+
+def _summarize(blocks: Columns, frame_rate: float | None, duration_s: float, sim: _core.Sim,
                sim_time_ns: int, wall_s: float) -> dict[str, float]:
-    on_time = blocks["on_time"].to_numpy()
-    completed = blocks["completed"].to_numpy()
-    weight = blocks["weight"].to_numpy()
-    priority = blocks["priority"].to_numpy()
-    n = len(blocks)
+    on_time = blocks["on_time"]
+    completed = blocks["completed"]
+    weight = blocks["weight"]
+    priority = blocks["priority"]
+    n = len(on_time)
     top = priority == priority.max()
     rebuffer = float("nan")
     if frame_rate:
-        framed = blocks[blocks["frame"] >= 0]
-        essential = framed["priority"] == framed.groupby("frame")["priority"].transform("max")
-        missed_frames = (~framed.loc[essential, "on_time"]).groupby(framed.loc[essential, "frame"]).any().sum()
-        rebuffer = float(missed_frames) / float(frame_rate)
-    ct = blocks.loc[completed, "completion_time_s"].to_numpy()
-    qd = blocks.loc[completed, "queuing_delay_s"].to_numpy()
-    cancelled = blocks["cancelled"].to_numpy()
+        rebuffer = float(_missed_frames(blocks["frame"], priority, on_time)) / float(frame_rate)
+    ct = blocks["completion_time_s"][completed]
+    qd = blocks["queuing_delay_s"][completed]
+    cancelled = blocks["cancelled"]
     return {
         "n_blocks": n,
         "on_time_rate": _ratio(on_time.sum(), n),
         "weighted_on_time_rate": _ratio((weight * on_time).sum(), weight.sum()),
         "high_priority_on_time_rate": _ratio(on_time[top].sum(), top.sum()),
         "completion_rate": _ratio(completed.sum(), n),
-        "goodput_bps": float((blocks["size_bytes"].to_numpy() * on_time).sum() * 8.0 / duration_s),
+        "goodput_bps": float((blocks["size_bytes"] * on_time).sum() * 8.0 / duration_s),
         "rebuffer_s": rebuffer,
         "efficiency": _ratio(on_time.sum(), completed.sum()),
         "bytes_wasted": int(blocks["bytes_wasted"].sum()),

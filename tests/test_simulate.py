@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import subprocess
 import sys
@@ -118,3 +119,21 @@ def test_user_policy_object() -> None:
     r = simulate(LOSSY, LastBlockFirst(), seed=0)
     assert r.policy == "lifo"
     assert r.summary["n_blocks"] == len(r.blocks)
+
+
+def test_scores_need_neither_pandas_nor_the_tables() -> None:
+    """``import mpsched``, ``mpsched.envs`` and a whole ``simulate()`` with its scores run
+    without pandas; the block table (a DataFrame) brings it in when first asked for."""
+    code = ("import sys\n"
+            "import mpsched, mpsched.envs, mpsched.baselines\n"
+            "r = mpsched.envs.simulate('dams-rtt-40', 'dams', seed=0)\n"
+            "assert r.summary['n_blocks'] == 1800 and 'pandas' not in sys.modules, sorted(sys.modules)\n"
+            "assert len(r.blocks) == 1800 and 'pandas' in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+
+
+def test_an_optimum_result_replaced_keeps_its_tables() -> None:
+    r = simulate("dams-rtt-40", "minrtt", seed=0)
+    renamed = dataclasses.replace(r, policy="renamed", extra={"note": 1})
+    assert renamed.policy == "renamed" and renamed.extra == {"note": 1} and renamed.summary is r.summary
+    pd.testing.assert_frame_equal(renamed.blocks, r.blocks)

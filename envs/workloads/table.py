@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ..validate import readonly_int64
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 INT32_MIN = int(np.iinfo(np.int32).min)
 """Smallest block priority (priorities are ``int32`` in the simulator core)."""
@@ -142,6 +144,8 @@ class BlockTable:
 
     def to_frame(self) -> pd.DataFrame:
         """The table as a DataFrame with one column per array and ``attrs["frame_rate"]``."""
+        import pandas as pd
+
         frame = pd.DataFrame({name: getattr(self, name) for name in _COLUMNS})
         frame.attrs["frame_rate"] = self.frame_rate
         return frame
