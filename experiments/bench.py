@@ -17,6 +17,11 @@ any machine:
   per packet as a ratio to NewReno's;
 - single-environment steps/s through ``gym.make`` with random valid actions, next to
   ``CartPole-v1`` through ``gym.make`` with random actions drawn the same way;
+- what a user's one-episode process meets: ``simulate()`` on the benchmark scenario at
+  its length and at 8 times it, against the core's own time on the same episode (the
+  rest is building the episode and the scores); the import of ``mpsched.envs`` in a fresh
+  interpreter (time and resident memory, beside numpy's import alone) and a whole
+  process that simulates one episode, beside one that imports numpy and exits;
 - native vector-environment steps/s (sub-environment steps) at several batch sizes,
   with random valid actions drawn by numpy for the whole batch; also at 256 envs on an
   overloaded scenario, where random actions let the sender's backlog grow to hundreds of
@@ -36,6 +41,8 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -47,6 +54,7 @@ from .. import baselines
 from ..envs import ENV_ID, registry, scenarios
 from ..envs.episode import build_episode
 from ..envs.scenario import Scenario
+from ..envs.simulate import simulate
 from ..envs.vector import MultipathDeadlineVectorEnv
 
 __all__ = ["run_benchmarks", "format_report", "length_scaling", "format_length_scaling"]
@@ -255,6 +263,81 @@ def vector_steps_per_s(num_envs: int, seconds: float, scenario: str = BENCH_SCEN
     return steps / elapsed
 
 
+def simulate_overhead(seconds: float, factor: int = LENGTH_FACTOR) -> dict[str, float]:
+    """``simulate()`` against the core's own run on the benchmark scenario (MinRTT), at 1x
+    and ``factor`` x its length: the fastest of runs alternated for ``seconds`` (at least
+    three each)."""
+    base = scenarios.get(BENCH_SCENARIO)
+    out: dict[str, float] = {}
+    for label, scenario in (("1x", base), (f"{factor}x", _lengthened(base, factor))):
+        instance = registry.make("minrtt")
+        sim = build_episode(scenario, seed=0).make_sim()
+        best_simulate = best_core = float("inf")
+        start, rounds = time.perf_counter(), 0
+        while rounds < 3 or time.perf_counter() - start < seconds:
+            t = time.perf_counter()
+            simulate(scenario, instance, seed=0)
+            best_simulate = min(best_simulate, time.perf_counter() - t)
+            sim.reset(1)
+            t = time.perf_counter()
+            sim.run(instance.native, instance.native_params())
+            best_core = min(best_core, time.perf_counter() - t)
+            rounds += 1
+        out[f"simulate_s_{label}"] = best_simulate
+        out[f"core_s_{label}"] = best_core
+        out[f"outside_core_to_core_{label}"] = (best_simulate - best_core) / best_core
+    return out
+
+
+# The peak resident memory of the new process image: Linux's VmHWM (ru_maxrss would count
+# the parent's pages at the fork), else ru_maxrss.
+_IMPORT_PROBE = ("import os, resource, sys, time\n"
+                 "t = time.perf_counter()\n"
+                 "import {module}\n"
+                 "t = time.perf_counter() - t\n"
+                 "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+                 "if os.path.exists('/proc/self/status'):\n"
+                 "    for line in open('/proc/self/status'):\n"
+                 "        if line.startswith('VmHWM:'):\n"
+                 "            peak = int(line.split()[1]) / 1024\n"
+                 "print(t, peak, 'pandas' in sys.modules)\n")
+
+
+def process_costs(runs: int = 3) -> dict[str, float]:
+    """Fresh interpreters: the import of ``mpsched.envs`` (seconds, peak resident MiB,
+    whether pandas came with it) beside numpy's alone, and the wall time of a whole process
+    that simulates one episode of the benchmark scenario beside one that imports numpy;
+    the fastest of ``runs`` each."""
+
+    def probe(module: str) -> tuple[float, float, bool]:
+        best: tuple[float, float, bool] | None = None
+        for _ in range(runs):
+            out = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(module=module)], check=True,
+                                 capture_output=True, text=True).stdout.split()
+            got = (float(out[0]), float(out[1]), out[2] == "True")
+            best = got if best is None or got[0] < best[0] else best
+        assert best is not None
+        return best
+
+    def whole(code: str) -> float:
+        best = float("inf")
+        for _ in range(runs):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+            best = min(best, time.perf_counter() - t)
+        return best
+
+    envs_s, envs_mib, pandas_loaded = probe("mpsched.envs")
+    numpy_s, numpy_mib, _ = probe("numpy")
+    episode = whole(f"from mpsched.envs import simulate; simulate({BENCH_SCENARIO!r}, 'minrtt', seed=0)")
+    bare = whole("import numpy")
+    return {
+        "import_envs_s": envs_s, "import_envs_rss_mib": envs_mib, "import_envs_loads_pandas": float(pandas_loaded),
+        "import_numpy_s": numpy_s, "import_numpy_rss_mib": numpy_mib,
+        "process_one_episode_s": episode, "process_numpy_only_s": bare,
+    }
+
+
 def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_SIZES) -> dict[str, Any]:
     """All figures of ``mpsched bench``; the keys of ``--json``."""
     ideal = episode_packets_per_s("ideal", seconds)
@@ -265,6 +348,8 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     deep = {n: episode_packets_per_s(None, seconds, policy=n, deep_backlog=True)["packets_per_s"] for n in twinned}
     env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)
     cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
+    overhead = simulate_overhead(seconds)
+    process = process_costs()
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
     overloaded = vector_steps_per_s(256, seconds, OVERLOADED_SCENARIO)
     return {
@@ -277,6 +362,8 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         "baseline_time_ratio_to_minrtt": {n: per_policy["minrtt"] / v for n, v in per_policy.items()},
         "baseline_packets_per_s_deep_backlog": deep,
         "baseline_deep_backlog_time_ratio_to_minrtt": {n: deep["minrtt"] / v for n, v in deep.items()},
+        **overhead,
+        **process,
         "env_steps_per_s": env_rate,
         "cartpole_steps_per_s": cartpole_rate,
         "env_to_cartpole_ratio": env_rate / cartpole_rate,
@@ -315,6 +402,21 @@ def format_report(r: dict[str, Any]) -> str:
     for name, v in r["baseline_packets_per_s_deep_backlog"].items():
         ratio = r["baseline_deep_backlog_time_ratio_to_minrtt"][name]
         lines.append(f"{f'  {name}':<52}{v:>16,.0f}  {ratio:>8.2f}")
+    factor = LENGTH_FACTOR
+    for label in ("1x", f"{factor}x"):
+        lines += [
+            f"{f'simulate(), MinRTT, {label} length [ms]':<52}{r[f'simulate_s_{label}'] * 1e3:>16.1f}",
+            f"{f'  of which the core [ms]; outside / core':<52}{r[f'core_s_{label}'] * 1e3:>16.1f}"
+            f"  {r[f'outside_core_to_core_{label}']:>8.2f}",
+        ]
+    pandas_note = "pandas loaded" if r["import_envs_loads_pandas"] else "without pandas"
+    lines += [
+        f"{'import mpsched.envs, fresh process [ms]':<52}{r['import_envs_s'] * 1e3:>16.0f}  ({pandas_note})",
+        f"{'  peak resident memory after it [MiB]':<52}{r['import_envs_rss_mib']:>16.0f}",
+        f"{'import numpy alone [ms]; [MiB]':<52}{r['import_numpy_s'] * 1e3:>16.0f}  {r['import_numpy_rss_mib']:>8.0f}",
+        f"{'whole process, one simulate() episode [ms]':<52}{r['process_one_episode_s'] * 1e3:>16.0f}",
+        f"{'whole process, import numpy only [ms]':<52}{r['process_numpy_only_s'] * 1e3:>16.0f}",
+    ]
     lines += [
         f"{'gym.make env, random valid actions [steps/s]':<52}{r['env_steps_per_s']:>16,.0f}",
         f"{'gym.make CartPole-v1, random actions [steps/s]':<52}{r['cartpole_steps_per_s']:>16,.0f}",

@@ -61,6 +61,10 @@ def test_bench_json_keys() -> None:
     assert report["baseline_time_ratio_to_minrtt"]["minrtt"] == 1.0
     assert set(report["baseline_packets_per_s_deep_backlog"]) == set(report["baseline_packets_per_s"])
     assert report["baseline_deep_backlog_time_ratio_to_minrtt"]["minrtt"] == 1.0
+    for key in ("simulate_s_1x", "core_s_1x", "simulate_s_8x", "core_s_8x", "import_envs_s", "import_envs_rss_mib",
+                "import_numpy_s", "process_one_episode_s", "process_numpy_only_s"):
+        assert report[key] > 0, key
+    assert report["simulate_s_8x"] > report["core_s_8x"]
 
 
 def test_every_subcommand_has_help_with_an_example() -> None:
