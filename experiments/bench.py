@@ -406,7 +406,7 @@ def format_report(r: dict[str, Any]) -> str:
     for label in ("1x", f"{factor}x"):
         lines += [
             f"{f'simulate(), MinRTT, {label} length [ms]':<52}{r[f'simulate_s_{label}'] * 1e3:>16.1f}",
-            f"{f'  of which the core [ms]; outside / core':<52}{r[f'core_s_{label}'] * 1e3:>16.1f}"
+            f"{'  of which the core [ms]; outside / core':<52}{r[f'core_s_{label}'] * 1e3:>16.1f}"
             f"  {r[f'outside_core_to_core_{label}']:>8.2f}",
         ]
     pandas_note = "pandas loaded" if r["import_envs_loads_pandas"] else "without pandas"
