@@ -30,6 +30,7 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
+from torch.nn import functional as F
 
 from ..envs.env import PATH_FEATURES, SLOT_FEATURES
 
@@ -159,13 +160,24 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         here = (path_emb * deciding[..., None]).sum(1)
         mean_path = path_emb.sum(1) / present.sum(1).clamp(min=1.0)
         context = torch.cat([here, mean_path], -1)
-        K = self.num_slots
-        x = torch.cat([(slots - self.slot_mean) / self.slot_std, context[:, None, :].expand(-1, K, -1)], -1)
-        emb = self.slot_encoder(x) * valid[..., None]
+        first = shared_input_linear(self.slot_encoder[0], (slots - self.slot_mean) / self.slot_std, context)
+        emb = self.slot_encoder[1:](first) * valid[..., None]
         count = valid.sum(1, keepdim=True).clamp(min=1.0)
         pooled_mean = emb.sum(1) / count
         pooled_max = (emb - (1.0 - valid[..., None]) * 1e4).max(1).values.clamp(min=0.0)
         return torch.cat([emb.flatten(1), pooled_mean, pooled_max, context], -1)
+
+
+def shared_input_linear(layer: nn.Linear, per_slot: torch.Tensor, shared: torch.Tensor) -> torch.Tensor:
+    """``layer`` applied to ``[per_slot[:, k], shared]`` for every slot k.
+
+    The same map as concatenating ``shared`` to each slot, but the product with the
+    shared part (most of the input: the path context, or the pooled summary) is computed
+    once per row instead of once per slot: the weight's columns split at the slot width.
+    """
+    width = per_slot.shape[-1]
+    weight = layer.weight
+    return F.linear(per_slot, weight[:, :width]) + F.linear(shared, weight[:, width:], layer.bias)[:, None, :]
 
 
 EXTRACTORS: dict[str, type[BaseFeaturesExtractor]] = {"flat": FlatExtractor, "set": SlotSetExtractor}
@@ -194,8 +206,8 @@ class SlotHeads(nn.Module):
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         emb, summary = self._split(features)
-        per_slot = torch.cat([emb, summary[:, None, :].expand(-1, self.num_slots, -1)], -1)
-        return torch.cat([self.slot_score(per_slot).squeeze(-1), self.wait_score(summary)], -1)
+        first = shared_input_linear(self.slot_score[0], emb, summary)
+        return torch.cat([self.slot_score[1:](first).squeeze(-1), self.wait_score(summary)], -1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         return self.critic(self._split(features)[1])

@@ -20,7 +20,7 @@ from mpsched.agents import ALGOS, AgentPolicy, load, zoo_names  # noqa: E402
 from mpsched.agents import model as agent_model  # noqa: E402
 from mpsched.agents.evaluate import run_episodes  # noqa: E402
 from mpsched.agents.experts import demonstrations  # noqa: E402
-from mpsched.agents.features import SlotSetExtractor  # noqa: E402
+from mpsched.agents.features import SlotSetExtractor, shared_input_linear  # noqa: E402
 from mpsched.agents.model import greedy_actions  # noqa: E402
 from mpsched.agents.train import TrainingError, load_hyperparams, train  # noqa: E402
 from mpsched.agents.vec_env import NativeVecEnv, PoolEnv  # noqa: E402
@@ -341,3 +341,24 @@ def test_a_crafted_model_directory_runs_no_code_on_load(tmp_path: Path) -> None:
     assert not marker.exists()
     shipped = simulate(scenario, "agent:default", seed=1)
     assert result.summary["weighted_on_time_rate"] == shipped.summary["weighted_on_time_rate"]
+
+
+def test_the_slot_layers_are_the_concatenated_layers() -> None:
+    """The extractor's slot encoder and the heads' slot score multiply the part of their
+    input shared by every slot once per row; the map is the one on the concatenation."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(7 + 5, 4)
+    per_slot, shared = torch.randn(3, 6, 7), torch.randn(3, 5)
+    together = layer(torch.cat([per_slot, shared[:, None, :].expand(-1, 6, -1)], -1))
+    torch.testing.assert_close(shared_input_linear(layer, per_slot, shared), together, rtol=1e-6, atol=1e-6)
+    obs_space = MultipathDeadlineEnv(scenario="dams-rtt-40", num_slots=16).observation_space
+    extractor = SlotSetExtractor(obs_space, num_slots=16)
+    env = MultipathDeadlineEnv(scenario="dams-rtt-40", num_slots=16)
+    obs = torch.as_tensor(np.stack([env.reset(seed=s)[0] for s in range(4)]))
+    slots, valid, paths, deciding = extractor._parts(obs)
+    path_emb = extractor.path_encoder((paths - extractor.path_mean) / extractor.path_std) * paths[..., :1]
+    context = torch.cat([(path_emb * deciding[..., None]).sum(1),
+                         path_emb.sum(1) / paths[..., :1].sum(1).clamp(min=1.0)], -1)
+    x = torch.cat([(slots - extractor.slot_mean) / extractor.slot_std, context[:, None, :].expand(-1, 16, -1)], -1)
+    emb = extractor.slot_encoder(x) * valid[..., None]
+    torch.testing.assert_close(extractor(obs)[:, : 16 * extractor.embed_dim], emb.flatten(1), rtol=1e-6, atol=1e-6)
