@@ -160,7 +160,8 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         here = (path_emb * deciding[..., None]).sum(1)
         mean_path = path_emb.sum(1) / present.sum(1).clamp(min=1.0)
         context = torch.cat([here, mean_path], -1)
-        first = shared_input_linear(self.slot_encoder[0], (slots - self.slot_mean) / self.slot_std, context)
+        normalized = (slots - self.slot_mean) / self.slot_std
+        first = shared_input_linear(cast(nn.Linear, self.slot_encoder[0]), normalized, context)
         emb = self.slot_encoder[1:](first) * valid[..., None]
         count = valid.sum(1, keepdim=True).clamp(min=1.0)
         pooled_mean = emb.sum(1) / count
@@ -206,7 +207,7 @@ class SlotHeads(nn.Module):
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         emb, summary = self._split(features)
-        first = shared_input_linear(self.slot_score[0], emb, summary)
+        first = shared_input_linear(cast(nn.Linear, self.slot_score[0]), emb, summary)
         return torch.cat([self.slot_score[1:](first).squeeze(-1), self.wait_score(summary)], -1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:

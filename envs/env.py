@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,33 @@ from .errors import ActionError, ArgumentError, MpschedError
 from .scenario import Scenario
 from .scenarios import DEFAULT, resolve
 
-__all__ = ["MultipathDeadlineEnv", "PATH_FEATURES", "SLOT_FEATURES", "observation_layout"]
+__all__ = ["EnvState", "MultipathDeadlineEnv", "PATH_FEATURES", "SLOT_FEATURES", "observation_layout"]
+
+
+@dataclass(frozen=True, eq=False)
+class EnvState:
+    """A snapshot of a :class:`MultipathDeadlineEnv` episode (``get_state()``), to return
+    to with ``set_state()`` as often as needed.
+
+    Attributes
+    ----------
+    sim : mpsched.envs._core.Sim
+        A clone of the core episode, never stepped itself (``set_state`` steps a clone
+        of it).
+    done : bool
+        Whether the episode had ended.
+    episode_seed : int or None
+        The seed the episode was drawn from.
+    observation, action_mask, slot_blocks : numpy.ndarray
+        What the environment showed at the snapshot.
+    """
+
+    sim: _core.Sim
+    done: bool
+    episode_seed: int | None
+    observation: np.ndarray
+    action_mask: np.ndarray
+    slot_blocks: np.ndarray
 
 INVALID_ACTION_MODES = ("raise", "wait")
 _MAX_SEED = 2**63
@@ -202,6 +229,36 @@ class MultipathDeadlineEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """Valid actions of the current decision (slots holding a block, and WAIT)."""
         return self._mask.copy()
+
+    def get_state(self) -> EnvState:
+        """A snapshot of the episode as it stands (a clone of the core's state, C-level).
+
+        The environment goes on unchanged; ``set_state(snapshot)`` returns it (or another
+        environment made with the same arguments) to this point, from which the same
+        actions give the same observations and rewards. The random generator that draws
+        the seeds of later ``reset()`` calls is not part of it.
+        """
+        if self._sim is None:
+            raise RuntimeError("no episode to snapshot: call reset() first")
+        return EnvState(self._sim.clone(), self._done, self.episode_seed, self._obs.copy(), self._mask.copy(),
+                        self._slots.copy())
+
+    def set_state(self, state: EnvState) -> None:
+        """Continue from a snapshot of :meth:`get_state`; the snapshot stays usable."""
+        if not isinstance(state, EnvState):
+            raise ArgumentError("state", type(state).__name__, "an EnvState from get_state()")
+        if state.observation.shape != self._obs.shape or state.slot_blocks.shape != self._slots.shape:
+            raise ArgumentError("state", f"observation of shape {state.observation.shape}",
+                                f"a snapshot of an environment with num_slots={self.num_slots} and "
+                                f"max_paths={self.max_paths}")
+        sim = state.sim.clone()
+        sim.bind_obs(self.num_slots, self.max_paths, self.invalid_action == "wait", self._obs, self._mask, self._slots)
+        self._obs[:] = state.observation
+        self._mask[:] = state.action_mask
+        self._slots[:] = state.slot_blocks
+        self._sim = sim
+        self._done = state.done
+        self.episode_seed = state.episode_seed
 
     def slot_blocks(self) -> np.ndarray:
         """Block index behind each slot of the current observation (-1 when empty)."""

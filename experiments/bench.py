@@ -22,6 +22,8 @@ any machine:
   rest is building the episode and the scores); the import of ``mpsched.envs`` in a fresh
   interpreter (time and resident memory, beside numpy's import alone) and a whole
   process that simulates one episode, beside one that imports numpy and exits;
+- snapshots: ``Sim.clone()`` of the benchmark scenario's episode halfway through (the
+  deep copy rollout planners and ``env.get_state()`` make), clones per second;
 - native vector-environment steps/s (sub-environment steps) at several batch sizes,
   with random valid actions drawn by numpy for the whole batch; also at 256 envs on an
   overloaded scenario, where random actions let the sender's backlog grow to hundreds of
@@ -338,6 +340,25 @@ def process_costs(runs: int = 3) -> dict[str, float]:
     }
 
 
+def clones_per_s(seconds: float) -> float:
+    """``Sim.clone()`` calls per second on the benchmark scenario's episode, halfway
+    through (MinRTT's decisions up to then, through the step API)."""
+    episode = build_episode(scenarios.get(BENCH_SCENARIO), seed=0)
+    sim = episode.make_sim()
+    buf = np.zeros(sim.n_blocks, np.int32)
+    while sim.next_decision() >= 0 and sim.now_ns < episode.end_ns // 2:
+        n = sim.sendable(buf)
+        sim.apply(int(buf[0]) if n else -1)
+
+    def one() -> int:
+        for _ in range(64):
+            sim.clone()
+        return 64
+
+    clones, elapsed = _timed(one, seconds)
+    return clones / elapsed
+
+
 def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_SIZES) -> dict[str, Any]:
     """All figures of ``mpsched bench``; the keys of ``--json``."""
     ideal = episode_packets_per_s("ideal", seconds)
@@ -349,6 +370,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)
     cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
     overhead = simulate_overhead(seconds)
+    clones = clones_per_s(seconds)
     process = process_costs()
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
     overloaded = vector_steps_per_s(256, seconds, OVERLOADED_SCENARIO)
@@ -364,6 +386,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         "baseline_deep_backlog_time_ratio_to_minrtt": {n: deep["minrtt"] / v for n, v in deep.items()},
         **overhead,
         **process,
+        "sim_clones_per_s": clones,
         "env_steps_per_s": env_rate,
         "cartpole_steps_per_s": cartpole_rate,
         "env_to_cartpole_ratio": env_rate / cartpole_rate,
@@ -418,6 +441,7 @@ def format_report(r: dict[str, Any]) -> str:
         f"{'whole process, import numpy only [ms]':<52}{r['process_numpy_only_s'] * 1e3:>16.0f}",
     ]
     lines += [
+        f"{'Sim.clone(), episode halfway through [clones/s]':<52}{r['sim_clones_per_s']:>16,.0f}",
         f"{'gym.make env, random valid actions [steps/s]':<52}{r['env_steps_per_s']:>16,.0f}",
         f"{'gym.make CartPole-v1, random actions [steps/s]':<52}{r['cartpole_steps_per_s']:>16,.0f}",
         f"{'  ratio env / CartPole':<52}{r['env_to_cartpole_ratio']:>16.2f}",

@@ -11,6 +11,7 @@ from gymnasium.vector import AutoresetMode
 from mpsched.envs import ENV_ID, WAIT, ActionError, Observation, _core
 from mpsched.envs.env import MultipathDeadlineEnv, observation_layout
 from mpsched.envs.episode import build_episode
+from mpsched.envs.errors import ArgumentError
 from mpsched.envs.scenarios import resolve
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
 
@@ -210,3 +211,33 @@ def test_vector_env_accepts_several_scenarios() -> None:
     assert [s.name for s in venv.scenarios] == ["short", "other", "short"]
     obs, _ = venv.reset(seed=0)
     assert obs.shape[0] == 3
+
+
+def test_a_snapshot_replays_the_same_future_as_often_as_asked() -> None:
+    """get_state() mid-episode, then the same actions from set_state(), twice and in a
+    second environment: the same observations, masks, rewards and ends as the first time."""
+    env = MultipathDeadlineEnv(scenario="dams-dynamic-1-rtt-40", num_slots=8)
+    env.reset(seed=3)
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    snapshot = env.get_state()
+    actions, first = [], []
+    for _ in range(2000):
+        a = int(rng.choice(np.flatnonzero(env.action_masks())))
+        actions.append(a)
+        obs, reward, done, _, info = env.step(a)
+        first.append((obs.tobytes(), env.action_masks().tobytes(), reward, done, info["time_s"]))
+        if done:
+            break
+    other = MultipathDeadlineEnv(scenario="dams-dynamic-1-rtt-40", num_slots=8)
+    for target in (env, env, other):
+        target.set_state(snapshot)
+        again = []
+        for a in actions:
+            obs, reward, done, _, info = target.step(a)
+            again.append((obs.tobytes(), target.action_masks().tobytes(), reward, done, info["time_s"]))
+        assert again == first
+    assert env.sim is not None and env.sim.decisions == snapshot.sim.decisions + len(actions)
+    with pytest.raises(ArgumentError, match="num_slots=16"):
+        MultipathDeadlineEnv(scenario="dams-dynamic-1-rtt-40", num_slots=16).set_state(snapshot)

@@ -522,6 +522,22 @@ static PyObject *Sim_reset(PyObject *obj, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+/* A new Sim holding a deep copy of this one's episode (mps_sim_clone): no native policy
+ * state and no bound observation buffers, which belong to whoever drives it. */
+static PyObject *Sim_clone(PyObject *obj, PyObject *unused) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    mps_sim *copy = mps_sim_clone(self->sim);
+    if (!copy) return PyErr_NoMemory();
+    SimObject *clone = (SimObject *)SimType.tp_alloc(&SimType, 0);
+    if (!clone) {
+        mps_sim_free(copy);
+        return NULL;
+    }
+    clone->sim = copy;
+    return (PyObject *)clone;
+}
+
 static PyObject *Sim_next_decision(PyObject *obj, PyObject *unused) {
     SimObject *self = (SimObject *)obj;
     SIM_READY(self);
@@ -923,6 +939,8 @@ static PyGetSetDef Sim_getset[] = {
 
 static PyMethodDef Sim_methods[] = {
     {"reset", Sim_reset, METH_O, "reset(seed): restart the episode with a new seed."},
+    {"clone", Sim_clone, METH_NOARGS,
+     "clone() -> Sim: a deep copy of the episode as it stands, which continues exactly as this one would."},
     {"next_decision", Sim_next_decision, METH_NOARGS,
      "Run to the next decision point; returns the deciding path, or -1 when the episode is over."},
     {"apply", Sim_apply, METH_O, "apply(block): send a packet of block on the pending path, or WAIT (-1)."},

@@ -429,6 +429,104 @@ nomem:
     return NULL;
 }
 
+/* A copy of n elements of src in fresh memory (NULL stays NULL); -1 when memory runs out. */
+#define DUP(dst, src, n)                                                          \
+    do {                                                                          \
+        if (src) {                                                                \
+            const size_t bytes_ = (size_t)((n) > 0 ? (n) : 1) * sizeof(*(src));   \
+            (dst) = malloc(bytes_);                                               \
+            if (!(dst)) goto nomem;                                               \
+            memcpy((dst), (src), bytes_);                                         \
+        }                                                                         \
+    } while (0)
+
+static int fifo_copy(mps_fifo *dst, const mps_fifo *src) {
+    *dst = *src;
+    dst->buf = malloc((size_t)src->cap * sizeof(mps_pkt));
+    if (!dst->buf) return -1;
+    memcpy(dst->buf, src->buf, (size_t)src->cap * sizeof(mps_pkt));
+    return 0;
+}
+
+mps_sim *mps_sim_clone(const mps_sim *s) {
+    mps_sim *c = malloc(sizeof(mps_sim));
+    if (!c) return NULL;
+    memcpy(c, s, sizeof(mps_sim));
+    /* every pointer is the copy's own from here on, NULL until allocated, so that
+     * mps_sim_free can undo a partial copy */
+    c->blk_off = NULL;
+    c->blk = NULL;
+    c->arrival_ns = c->first_send_ns = c->completion_ns = c->cancel_ns = c->duplicate_bytes = NULL;
+    c->blk_bytes_sent = c->blk_inflight = NULL;
+    c->piece_state = c->piece_received = NULL;
+    c->piece_next_lost = NULL;
+    c->new_set = c->lost_set = c->todo_set = (mps_blockset){NULL, NULL};
+    c->dl_order = NULL;
+    c->dl_sorted = NULL;
+    c->blk_counted = c->flying = c->flying_pos = c->rem_heap = c->rem_heap_pos = NULL;
+    c->dsn_order = NULL;
+    c->piece_arrival_ns = c->piece_delivery_ns = c->piece_first_send_ns = NULL;
+    for (int l = 0; l < MPS_MAX_LINKS; l++) {
+        c->links[l].bw_start_ns = c->links[l].bw_rate_bps = NULL;
+        c->links[l].queue.buf = NULL;
+    }
+    for (int j = 0; j < MPS_MAX_SUBFLOWS; j++) {
+        c->paths[j].ring = NULL;
+        c->paths[j].recvq.buf = c->paths[j].ackq.buf = c->paths[j].nackq.buf = NULL;
+    }
+    const int64_t n = s->n_blocks, np = (int64_t)s->n_blocks * s->n_paths, pieces = s->n_pieces, w = s->n_words;
+    c->blk = aligned_alloc(64, (size_t)(n > 0 ? n : 1) * sizeof(mps_block));
+    if (!c->blk) goto nomem;
+    memcpy(c->blk, s->blk, (size_t)n * sizeof(mps_block));
+    DUP(c->blk_off, s->blk_off, n + 1);
+    DUP(c->arrival_ns, s->arrival_ns, n);
+    DUP(c->first_send_ns, s->first_send_ns, n);
+    DUP(c->completion_ns, s->completion_ns, n);
+    DUP(c->cancel_ns, s->cancel_ns, n);
+    DUP(c->duplicate_bytes, s->duplicate_bytes, n);
+    DUP(c->blk_bytes_sent, s->blk_bytes_sent, np);
+    DUP(c->blk_inflight, s->blk_inflight, np);
+    DUP(c->piece_state, s->piece_state, pieces);
+    DUP(c->piece_received, s->piece_received, pieces);
+    DUP(c->piece_next_lost, s->piece_next_lost, pieces);
+    DUP(c->new_set.bits, s->new_set.bits, w);
+    DUP(c->new_set.dl_bits, s->new_set.dl_bits, w);
+    DUP(c->lost_set.bits, s->lost_set.bits, w);
+    DUP(c->lost_set.dl_bits, s->lost_set.dl_bits, w);
+    DUP(c->todo_set.bits, s->todo_set.bits, w);
+    DUP(c->todo_set.dl_bits, s->todo_set.dl_bits, w);
+    DUP(c->dl_order, s->dl_order, n);
+    DUP(c->dl_sorted, s->dl_sorted, n);
+    DUP(c->blk_counted, s->blk_counted, n);
+    DUP(c->flying, s->flying, n);
+    DUP(c->flying_pos, s->flying_pos, n);
+    DUP(c->rem_heap, s->rem_heap, n);
+    DUP(c->rem_heap_pos, s->rem_heap_pos, n);
+    DUP(c->dsn_order, s->dsn_order, pieces);
+    DUP(c->piece_arrival_ns, s->piece_arrival_ns, pieces);
+    DUP(c->piece_delivery_ns, s->piece_delivery_ns, pieces);
+    DUP(c->piece_first_send_ns, s->piece_first_send_ns, pieces);
+    for (int l = 0; l < s->n_links; l++) {
+        const mps_link *k = &s->links[l];
+        DUP(c->links[l].bw_start_ns, k->bw_start_ns, k->bw_n);
+        DUP(c->links[l].bw_rate_bps, k->bw_rate_bps, k->bw_n);
+        if (fifo_copy(&c->links[l].queue, &k->queue) != 0) goto nomem;
+    }
+    for (int j = 0; j < s->n_subflows; j++) {
+        const mps_path *p = &s->paths[j];
+        DUP(c->paths[j].ring, p->ring, p->ring_mask + 1);
+        if (fifo_copy(&c->paths[j].recvq, &p->recvq) != 0 || fifo_copy(&c->paths[j].ackq, &p->ackq) != 0 ||
+            fifo_copy(&c->paths[j].nackq, &p->nackq) != 0)
+            goto nomem;
+    }
+    return c;
+nomem:
+    mps_sim_free(c);
+    return NULL;
+}
+
+#undef DUP
+
 void mps_sim_free(mps_sim *s) {
     if (!s) return;
     free(s->blk);

@@ -358,6 +358,9 @@ int mps_config_check(const mps_config *cfg, char *err, size_t errlen);
  * resets it with cfg->seed. Returns NULL when memory runs out. */
 mps_sim *mps_sim_create(const mps_config *cfg);
 void mps_sim_free(mps_sim *s);
+/* A deep copy of an episode in any state: it continues exactly as the original would.
+ * Returns NULL when memory runs out. */
+mps_sim *mps_sim_clone(const mps_sim *s);
 void mps_sim_reset(mps_sim *s, uint64_t seed);
 
 /* Runs events and decision rounds until a path must decide; returns that path, or -1

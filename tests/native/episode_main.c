@@ -7,6 +7,9 @@
  *   episode_main FILE step K PMAX N_ENVS STEPS
  *       N_ENVS copies of the episode stepped through the observation API with
  *       pseudo-random slot actions, as the vector environment does
+ *   episode_main FILE step-clone K PMAX N_ENVS STEPS
+ *       the same, each copy replaced by a clone of itself (mps_sim_clone) every 97
+ *       steps and the original freed: the checksum must be the step mode's
  *
  * FILE is written by dump_episode.py. Prints a checksum of the outputs, so that two
  * builds can be compared.
@@ -175,7 +178,7 @@ static int run_native(const mps_config *c, const char *name, int n_params, char 
     return rc == 0 ? 0 : 1;
 }
 
-static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t steps) {
+static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t steps, int clone_every) {
     if (K < 1 || K > 64 || Pmax < c->n_paths || Pmax > MPS_MAX_PATHS || n_envs < 1) return 2;
     const int64_t dim = mps_obs_dim(K, Pmax);
     mps_sim **sims = calloc((size_t)n_envs, sizeof(mps_sim *));
@@ -196,6 +199,12 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
     }
     for (int64_t t = 0; t < steps; t++) {
         for (int i = 0; i < n_envs; i++) {
+            if (clone_every > 0 && t % clone_every == clone_every - 1) {
+                mps_sim *copy = mps_sim_clone(sims[i]);
+                if (!copy) return 3;
+                mps_sim_free(sims[i]);
+                sims[i] = copy;
+            }
             uint8_t *m = mask + i * (K + 1);
             int valid = 0;
             while (valid < K && m[valid]) valid++;
@@ -229,7 +238,8 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s FILE run POLICY [PARAM ...] | FILE step K PMAX N_ENVS STEPS\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE run POLICY [PARAM ...] | FILE step|step-clone K PMAX N_ENVS STEPS\n",
+                argv[0]);
         return 2;
     }
     mps_config c;
@@ -247,8 +257,9 @@ int main(int argc, char **argv) {
     int rc;
     if (strcmp(argv[2], "run") == 0)
         rc = run_native(&c, argv[3], argc - 4, argv + 4);
-    else if (strcmp(argv[2], "step") == 0 && argc == 7)
-        rc = run_steps(&c, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoll(argv[6]));
+    else if ((strcmp(argv[2], "step") == 0 || strcmp(argv[2], "step-clone") == 0) && argc == 7)
+        rc = run_steps(&c, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoll(argv[6]),
+                       strcmp(argv[2], "step-clone") == 0 ? 97 : 0);
     else
         rc = 2;
     free_config(&c);

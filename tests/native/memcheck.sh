@@ -9,7 +9,10 @@
 #      same runs and on every scenario of the fuzz corpus (tests/fuzz/corpus: accepted
 #      inputs of the fuzz harness, one per kind of exercise) with every native baseline;
 #   3. the Python extension under valgrind: full episodes through simulate() (rich.yaml
-#      included) and steps of the Gymnasium and vector environments (PYTHONMALLOC=malloc).
+#      included), steps of the Gymnasium and vector environments and clones of episodes
+#      in progress (PYTHONMALLOC=malloc).
+# Step runs are repeated with every episode replaced by its clone every 97 steps
+# (step-clone), under both checkers, and must end with the same checksum.
 # usage: tests/native/memcheck.sh   (PYTHON selects the interpreter with mpsched installed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +47,8 @@ runs=(
     "rich.txt run rr"
     "rich.txt step 8 8 3 30000"
     "stream.txt step 8 8 2 20000"
+    "rich.txt step-clone 8 8 3 30000"
+    "stream.txt step-clone 8 8 2 20000"
     "expiring.txt run minrtt"
     "onoff.txt step 4 8 2 30000"
 )
@@ -58,6 +63,14 @@ for r in "${runs[@]}"; do
     echo "== valgrind memcheck: episode_main $r"
     valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
         "$work/episode_main" "$work/${args[0]}" "${args[@]:1}"
+done
+
+# episodes replaced by their clones every 97 steps end exactly where the originals do
+for episode in rich stream; do
+    stepped=$("$work/episode_main" "$work/$episode.txt" step 8 8 3 30000)
+    cloned=$("$work/episode_main" "$work/$episode.txt" step-clone 8 8 3 30000)
+    echo "== clones continue as the originals ($episode): $cloned"
+    [ "$stepped" = "$cloned" ] || { echo "memcheck: $episode: cloned run differs: $stepped" >&2; exit 1; }
 done
 
 if gcc -fsanitize=address,undefined -x c -o "$work/probe" - <<<'int main(void){return 0;}' 2>/dev/null \
@@ -79,12 +92,13 @@ if gcc -fsanitize=address,undefined -x c -o "$work/probe" - <<<'int main(void){r
             "$work/episode_main_asan" "$work/$name.txt" run "${args[@]}"
         done
         "$work/episode_main_asan" "$work/$name.txt" step 4 8 2 5000
+        "$work/episode_main_asan" "$work/$name.txt" step-clone 4 8 2 5000
     done
 else
     echo "== ASan+UBSan: not available with this compiler, skipped"
 fi
 
-echo "== valgrind memcheck: Python extension (simulate, env, vector env)"
+echo "== valgrind memcheck: Python extension (simulate, env, vector env, clones)"
 # CPython and the dynamic loader report errors of their own under valgrind; an error
 # counts against mpsched when any frame of its stack lies in the extension module.
 PYTHONMALLOC=malloc valgrind --leak-check=no --xml=yes --xml-file="$work/python.xml" \

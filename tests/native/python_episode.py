@@ -35,6 +35,20 @@ for _ in range(3000):
     _, _, done, _, _ = rich_env.step(int(rng.choice(np.flatnonzero(rich_env.action_masks()))))
     if done:
         rich_env.reset()
+# clones of episodes in progress (in-order receiver, cross traffic, loss) run on their own
+# and are freed while the originals go on
+for name in ("srpt-ecf", "dams"):
+    policy = registry.make(name)
+    clone = rich_env.sim.clone()
+    clone.apply(-1)  # the decision the environment left pending: WAIT, then the policy
+    clone.run(policy.native, policy.native_params())
+    del clone
+    lossy = env.sim.clone()
+    lossy.apply(-1)
+    lossy.run(policy.native, policy.native_params())
+    twice = lossy.clone()
+    twice.reset(9)
+    twice.run("minrtt")
 venv = MultipathDeadlineVectorEnv(num_envs=3, scenario={**LOSSY, "duration_s": 0.5}, num_slots=8)
 venv.reset(seed=4)
 for _ in range(3000):
