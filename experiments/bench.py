@@ -24,6 +24,8 @@ any machine:
   process that simulates one episode, beside one that imports numpy and exits;
 - snapshots: ``Sim.clone()`` of the benchmark scenario's episode halfway through (the
   deep copy rollout planners and ``env.get_state()`` make), clones per second;
+- the native vector environment's memory per sub-environment (resident memory added
+  by making and resetting 1,024 of them, Linux only) and the time that reset takes;
 - native vector-environment steps/s (sub-environment steps) at several batch sizes,
   with random valid actions drawn by numpy for the whole batch; also at 256 envs on an
   overloaded scenario, where random actions let the sender's backlog grow to hundreds of
@@ -359,6 +361,28 @@ def clones_per_s(seconds: float) -> float:
     return clones / elapsed
 
 
+def _resident_bytes() -> float:
+    """This process's resident memory (Linux /proc), NaN elsewhere."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return float("nan")
+
+
+def vector_env_footprint(num_envs: int = 1024) -> dict[str, float]:
+    """Resident KiB per sub-environment and seconds of ``reset`` for ``num_envs``
+    sub-environments of the benchmark scenario."""
+    before = _resident_bytes()
+    venv = MultipathDeadlineVectorEnv(num_envs=num_envs, scenario=BENCH_SCENARIO)
+    start = time.perf_counter()
+    venv.reset(seed=0)
+    reset_s = time.perf_counter() - start
+    per_env = (_resident_bytes() - before) / num_envs / 1024
+    venv.close()
+    return {"vector_env_kib_per_env": per_env, "vector_env_reset_s": reset_s, "vector_env_footprint_envs": num_envs}
+
+
 def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_SIZES) -> dict[str, Any]:
     """All figures of ``mpsched bench``; the keys of ``--json``."""
     ideal = episode_packets_per_s("ideal", seconds)
@@ -371,6 +395,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
     overhead = simulate_overhead(seconds)
     clones = clones_per_s(seconds)
+    footprint = vector_env_footprint()
     process = process_costs()
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
     overloaded = vector_steps_per_s(256, seconds, OVERLOADED_SCENARIO)
@@ -387,6 +412,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         **overhead,
         **process,
         "sim_clones_per_s": clones,
+        **footprint,
         "env_steps_per_s": env_rate,
         "cartpole_steps_per_s": cartpole_rate,
         "env_to_cartpole_ratio": env_rate / cartpole_rate,
@@ -449,6 +475,9 @@ def format_report(r: dict[str, Any]) -> str:
     for n, v in r["vector_env_steps_per_s_by_envs"].items():
         lines.append(f"{f'native vector env, {n} envs [env-steps/s]':<52}{v:>16,.0f}")
     lines.append(f"{'  ratio vector (256 envs) / single env':<52}{r['vector_to_single_env_ratio_256']:>16.1f}")
+    n_envs = r["vector_env_footprint_envs"]
+    lines.append(f"{f'native vector env, {n_envs} envs: resident KiB per env':<52}{r['vector_env_kib_per_env']:>16,.0f}")
+    lines.append(f"{f'  reset of the {n_envs} envs [s]':<52}{r['vector_env_reset_s']:>16.2f}")
     overloaded = r["vector_env_steps_per_s_overloaded"]
     lines.append(f"{'native vector env, 256 envs, overloaded [env-steps/s]':<52}{overloaded:>16,.0f}")
     lines.append(f"  (overloaded: {r['overloaded_scenario']}, "

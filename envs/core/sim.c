@@ -365,10 +365,6 @@ mps_sim *mps_sim_create(const mps_config *c) {
     ALLOC(s->dl_order, n);
     ALLOC(s->dl_sorted, n);
     ALLOC(s->blk_counted, n);
-    ALLOC(s->flying, n);
-    ALLOC(s->flying_pos, n);
-    ALLOC(s->rem_heap, n);
-    ALLOC(s->rem_heap_pos, n);
     for (int32_t b = 0; b < n; b++) s->dl_order[b] = b;
     if (sort_by_deadline(s->dl_order, n, s->blk) != 0) goto nomem;
     for (int32_t r = 0; r < n; r++) {
@@ -619,9 +615,8 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     s->dl_cut = 0;
     s->lost_set_bytes = s->new_only_bytes = 0;
     memset(s->blk_counted, 0, (size_t)n * sizeof(int32_t));
+    s->track_remaining = 0; /* the arrays stay allocated for the next request */
     s->n_flying = 0;
-    memset(s->flying_pos, 0xff, (size_t)n * sizeof(int32_t)); /* -1: not flying */
-    s->track_remaining = 0;
     s->n_rem_heap = 0;
     s->conn_next_dsn = s->data_acked = s->rcv_nxt = s->rbuf_used = 0;
     s->n_dsn = s->deliver_k = 0;
@@ -759,17 +754,41 @@ static void rem_heap_update(mps_sim *s, int32_t b, int member) {
     }
 }
 
-void mps_track_remaining(mps_sim *s) {
+static void update_flying(mps_sim *s, int32_t b);
+
+int mps_track_remaining(mps_sim *s) {
+    const size_t bytes = (size_t)(s->n_blocks > 0 ? s->n_blocks : 1) * sizeof(int32_t);
+    if (!s->rem_heap) { /* allocated on the first request, kept until mps_sim_free */
+        s->rem_heap = malloc(bytes);
+        s->rem_heap_pos = malloc(bytes);
+        s->flying = malloc(bytes);
+        s->flying_pos = malloc(bytes);
+        if (!s->rem_heap || !s->rem_heap_pos || !s->flying || !s->flying_pos) {
+            free(s->rem_heap);
+            free(s->rem_heap_pos);
+            free(s->flying);
+            free(s->flying_pos);
+            s->rem_heap = s->rem_heap_pos = s->flying = s->flying_pos = NULL;
+            fail(s, MPS_ERR_NOMEM, "out of memory for the remaining-bytes heap");
+            return -1;
+        }
+    }
     s->track_remaining = 1;
-    s->n_rem_heap = 0;
-    for (int32_t b = 0; b < s->n_blocks; b++) s->rem_heap_pos[b] = -1;
+    s->n_rem_heap = s->n_flying = 0;
+    memset(s->rem_heap_pos, 0xff, bytes); /* -1: not in the heap */
+    memset(s->flying_pos, 0xff, bytes);   /* -1: not flying */
     for (int32_t w = s->low_word; w <= s->hi_word; w++)
-        for (uint64_t x = s->new_set.bits[w] | s->lost_set.bits[w]; x; x &= x - 1)
-            rem_heap_update(s, (w << 6) + __builtin_ctzll(x), 1);
+        for (uint64_t x = s->new_set.bits[w] | s->lost_set.bits[w]; x; x &= x - 1) {
+            const int32_t b = (w << 6) + __builtin_ctzll(x);
+            rem_heap_update(s, b, 1);
+            update_flying(s, b);
+        }
+    return 0;
 }
 
 /* Puts block b in the flying list or takes it out (sim.h). */
 static void update_flying(mps_sim *s, int32_t b) {
+    if (!s->track_remaining) return;
     const int P = s->n_paths;
     const int64_t *inflight = s->blk_inflight + (int64_t)b * P;
     const uint64_t bit = UINT64_C(1) << (b & 63);

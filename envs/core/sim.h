@@ -308,13 +308,13 @@ struct mps_sim {
      * without a scan; blk_counted holds what each block adds to them. */
     int64_t lost_set_bytes, new_only_bytes;
     int32_t *blk_counted;
-    /* Blocks of new_set or lost_set with bytes in flight on some path, in no order
-     * (flying_pos: -1 if not); at most one per packet in flight. */
+    /* On demand (mps_track_remaining; NULL until asked for, then kept for the episode):
+     * the blocks of new_set or lost_set in a binary heap ordered by mps_remaining_before
+     * (rem_heap_pos: -1 for a block not in it), and those of them with bytes in flight
+     * on some path, in no order (flying_pos: -1 if not; at most one per packet in flight). */
+    int32_t track_remaining;
     int32_t n_flying;
     int32_t *flying, *flying_pos;
-    /* On demand (mps_track_remaining): the blocks of new_set or lost_set in a binary heap
-     * ordered by mps_remaining_before; rem_heap_pos is -1 for a block not in it. */
-    int32_t track_remaining;
     int32_t n_rem_heap;
     int32_t *rem_heap, *rem_heap_pos;
 
@@ -388,8 +388,9 @@ int32_t mps_first_sendable(mps_sim *s);
 int32_t mps_sendable_floor(mps_sim *s);
 int32_t mps_todo_floor(mps_sim *s);
 int32_t mps_todo_rank_floor(mps_sim *s);
-/* Keeps the remaining-bytes heap (rem_heap) from now to the end of the episode. */
-void mps_track_remaining(mps_sim *s);
+/* Keeps the remaining-bytes heap (rem_heap) and the flying list from now to the end of
+ * the episode. Returns 0, or -1 with MPS_ERR_NOMEM when memory runs out. */
+int mps_track_remaining(mps_sim *s);
 /* Writes up to cap sendable block indices in ascending order; returns the count. */
 int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap);
 /* Number of sendable blocks (section 7). */
