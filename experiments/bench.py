@@ -49,13 +49,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 
 from .. import baselines
-from ..envs import ENV_ID, registry, scenarios
+from ..envs import ENV_ID, _core, registry, scenarios
 from ..envs.episode import build_episode
 from ..envs.scenario import Scenario
 from ..envs.simulate import simulate
@@ -112,6 +113,36 @@ def _lengthened(scenario: Scenario, factor: int) -> Scenario:
     return Scenario.from_dict(d)
 
 
+def _fastest(measures: list[Callable[[], float]], seconds: float, min_rounds: int) -> list[float]:
+    """The smallest value each measure gave, the measures called in turn round after round
+    until ``seconds`` have passed and at least ``min_rounds`` rounds were made, so that a
+    slow moment of the machine does not land on one of them only."""
+    best = [float("inf")] * len(measures)
+    start, rounds = time.perf_counter(), 0
+    while rounds < min_rounds or time.perf_counter() - start < seconds:
+        for i, measure in enumerate(measures):
+            best[i] = min(best[i], measure())
+        rounds += 1
+    return best
+
+
+def _seconds(call: Callable[[], object]) -> Callable[[], float]:
+    """A measure: the wall time of one call."""
+    def measure() -> float:
+        t = time.perf_counter()
+        call()
+        return time.perf_counter() - t
+    return measure
+
+
+def _native_run_s(sim: _core.Sim, native: str, params: tuple[float, ...]) -> Callable[[], float]:
+    """A measure: seconds of one whole native episode (reset with seed 1 first, untimed)."""
+    def measure() -> float:
+        sim.reset(1)
+        return _seconds(lambda: sim.run(native, params))()
+    return measure
+
+
 def _scaling_scenario(kind: str) -> Scenario:
     if kind == "bench":
         return scenarios.get(BENCH_SCENARIO)
@@ -127,8 +158,7 @@ def length_scaling(seconds: float, policies: tuple[str, ...] | None = None,
     """Time per packet of native twins at 1x and ``factor`` x the episode length.
 
     The two lengths are run alternately until ``seconds`` have passed for the pair (at
-    least twice each), and each keeps its fastest run, so that a slow moment of the
-    machine does not land on one length only.
+    least twice each), and each keeps its fastest run (:func:`_fastest`).
 
     Returns
     -------
@@ -144,17 +174,9 @@ def length_scaling(seconds: float, policies: tuple[str, ...] | None = None,
         rows: dict[str, dict[str, float]] = {}
         for name in names:
             instance = registry.make(name)
-            best = [float("inf"), float("inf")]
-            start, rounds = time.perf_counter(), 0
-            while rounds < 2 or time.perf_counter() - start < seconds:
-                for i, sim in enumerate(sims):
-                    sim.reset(1)
-                    t = time.perf_counter()
-                    sim.run(instance.native, instance.native_params())
-                    elapsed = time.perf_counter() - t
-                    packets = int(np.asarray(sim.view("packets_sent")).sum())
-                    best[i] = min(best[i], elapsed * 1e9 / packets)
-                rounds += 1
+            best_s = _fastest([_native_run_s(sim, instance.native, instance.native_params()) for sim in sims],
+                              seconds, 2)
+            best = [t * 1e9 / int(np.asarray(sim.view("packets_sent")).sum()) for t, sim in zip(best_s, sims)]
             rows[name] = {"ns_per_packet_1x": best[0], f"ns_per_packet_{factor}x": best[1], "ratio": best[1] / best[0]}
         out[kind] = rows
     return out
@@ -276,17 +298,9 @@ def simulate_overhead(seconds: float, factor: int = LENGTH_FACTOR) -> dict[str, 
     for label, scenario in (("1x", base), (f"{factor}x", _lengthened(base, factor))):
         instance = registry.make("minrtt")
         sim = build_episode(scenario, seed=0).make_sim()
-        best_simulate = best_core = float("inf")
-        start, rounds = time.perf_counter(), 0
-        while rounds < 3 or time.perf_counter() - start < seconds:
-            t = time.perf_counter()
-            simulate(scenario, instance, seed=0)
-            best_simulate = min(best_simulate, time.perf_counter() - t)
-            sim.reset(1)
-            t = time.perf_counter()
-            sim.run(instance.native, instance.native_params())
-            best_core = min(best_core, time.perf_counter() - t)
-            rounds += 1
+        best_simulate, best_core = _fastest(
+            [_seconds(partial(simulate, scenario, instance, seed=0)),
+             _native_run_s(sim, instance.native, instance.native_params())], seconds, 3)
         out[f"simulate_s_{label}"] = best_simulate
         out[f"core_s_{label}"] = best_core
         out[f"outside_core_to_core_{label}"] = (best_simulate - best_core) / best_core
@@ -476,7 +490,8 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"{f'native vector env, {n} envs [env-steps/s]':<52}{v:>16,.0f}")
     lines.append(f"{'  ratio vector (256 envs) / single env':<52}{r['vector_to_single_env_ratio_256']:>16.1f}")
     n_envs = r["vector_env_footprint_envs"]
-    lines.append(f"{f'native vector env, {n_envs} envs: resident KiB per env':<52}{r['vector_env_kib_per_env']:>16,.0f}")
+    per_env = r["vector_env_kib_per_env"]
+    lines.append(f"{f'native vector env, {n_envs} envs: resident KiB per env':<52}{per_env:>16,.0f}")
     lines.append(f"{f'  reset of the {n_envs} envs [s]':<52}{r['vector_env_reset_s']:>16.2f}")
     overloaded = r["vector_env_steps_per_s_overloaded"]
     lines.append(f"{'native vector env, 256 envs, overloaded [env-steps/s]':<52}{overloaded:>16,.0f}")

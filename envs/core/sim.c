@@ -425,7 +425,7 @@ nomem:
     return NULL;
 }
 
-/* A copy of n elements of src in fresh memory (NULL stays NULL); -1 when memory runs out. */
+/* dst = a copy of n elements of src in fresh memory (NULL stays NULL); to nomem when memory runs out. */
 #define DUP(dst, src, n)                                                          \
     do {                                                                          \
         if (src) {                                                                \
