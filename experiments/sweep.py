@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -570,24 +570,60 @@ class ResultStore:
                 writer.write_table(held, row_group_size=ROW_GROUP_ROWS)
 
     # -- reading --------------------------------------------------------------------------
-    def load(self) -> pd.DataFrame:
+    def load(self, skip: Collection[str] = ()) -> pd.DataFrame:
         """Every stored row, sorted by key, columns in a fixed order.
+
+        The key columns are read and sorted first; then one column at a time is read
+        from every file, put in key order and converted, so that the peak is the
+        DataFrame and about one column beside it (a concatenation and a sort of whole
+        tables would hold several copies of the rows).
+
+        Parameters
+        ----------
+        skip : collection of str
+            Columns not to read (a report needs neither the scenario's JSON nor the
+            policy's), except the key columns.
 
         Raises
         ------
         SweepError
             If a key is stored twice (the store was written by something else).
         """
-        frames = [self._read(f).to_pandas() for f in self.files()]
-        if not frames:
+        files = self.files()
+        if not files:
             return pd.DataFrame(columns=list(KEY_COLUMNS))
-        df = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
-        df = df[_column_order(df.columns)].sort_values(list(KEY_COLUMNS), kind="stable").reset_index(drop=True)
-        dup = df.duplicated(list(KEY_COLUMNS))
-        if dup.any():
-            raise SweepError(f"{self.path}: {int(dup.sum())} keys are stored twice, e.g. "
-                             f"{tuple(df.loc[dup, list(KEY_COLUMNS)].iloc[0])}")
+        pa = _require_pyarrow()
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        schemas = [self._schema(f) for f in files]
+        unified = pa.unify_schemas([x.remove_metadata() for x in schemas], promote_options="permissive")
+        file_rows = [pq.read_metadata(f).num_rows for f in files]
+
+        def column(name: str) -> Any:
+            kind = unified.field(name).type
+            parts = [self._read(f, [name]).column(0).cast(kind) if name in schema.names
+                     else pa.chunked_array([pa.nulls(n, kind)]) for f, schema, n in zip(files, schemas, file_rows)]
+            return pa.chunked_array([chunk for part in parts for chunk in part.chunks], kind)
+
+        keys = pa.table({c: column(c) for c in KEY_COLUMNS})
+        order = pc.sort_indices(keys, sort_keys=[(c, "ascending") for c in KEY_COLUMNS])
+        repeated = _repeated_keys(keys.take(order))
+        if repeated is not None:
+            count, example = repeated
+            raise SweepError(f"{self.path}: {count} keys are stored twice, e.g. {example}")
+        names = [c for c in _column_order(unified.names) if c in KEY_COLUMNS or c not in skip]
+        df = pd.DataFrame({c: column(c).take(order).to_pandas() for c in names}, copy=False)
+        pa.default_memory_pool().release_unused()  # the files' buffers, freed, back to the system
         return df
+
+    def _schema(self, f: Path) -> Any:
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_schema(f)
+        except (OSError, ValueError) as exc:
+            raise SweepError(self._damaged_message(f, exc)) from None
 
     def series(self, kind: str) -> pd.DataFrame:
         """A stored series kind for every episode that has it (empty when none)."""
@@ -824,6 +860,24 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
 # ---------------------------------------------------------------------------------------
 
 
+def _repeated_keys(table: Any) -> tuple[int, tuple[Any, ...]] | None:
+    """In a table sorted by key: how many rows repeat the key of the row before them,
+    and the first such key; None when every key is distinct."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if table.num_rows < 2:
+        return None
+    same = np.ones(table.num_rows - 1, dtype=bool)
+    for c in KEY_COLUMNS:
+        column = table.column(c)
+        same &= pc.equal(column.slice(1), column.slice(0, table.num_rows - 1)).to_numpy(zero_copy_only=False)
+    if not same.any():
+        return None
+    first = int(np.argmax(same)) + 1
+    return int(same.sum()), tuple(table.column(c)[first].as_py() for c in KEY_COLUMNS)
+
+
 @dataclass
 class SuiteResults:
     """The stored results of one suite: its rows, its series and the suite itself."""
@@ -850,8 +904,9 @@ class SuiteResults:
         return from_source(m["source"], m["spec"], bool(m.get("quick")))
 
 
-def load_results(path: str | Path) -> list[SuiteResults]:
-    """Results of a suite folder, or of every suite folder directly inside ``path``.
+def load_results(path: str | Path, skip: Collection[str] = ()) -> list[SuiteResults]:
+    """Results of a suite folder, or of every suite folder directly inside ``path``
+    (``skip``: columns not to read, as in :meth:`ResultStore.load`).
 
     Raises
     ------
@@ -865,5 +920,5 @@ def load_results(path: str | Path) -> list[SuiteResults]:
     out = []
     for folder in folders:
         store = ResultStore(folder)
-        out.append(SuiteResults(store, store.manifest(), store.load()))
+        out.append(SuiteResults(store, store.manifest(), store.load(skip)))
     return sorted(out, key=lambda r: r.name)

@@ -253,6 +253,39 @@ def test_compaction_streams_files_of_different_columns_into_bounded_row_groups(
     pd.testing.assert_frame_equal(store.load(), before)
 
 
+def test_load_reads_one_column_at_a_time_and_equals_whole_file_reads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store is loaded column by column (never a whole file: the peak is the table and
+    about one column), sorted by key, with the rows whole-file reads give; ``skip`` leaves
+    columns out but never a key; a key stored twice is refused."""
+    import pyarrow.parquet as pq
+
+    run_sweep(unit_suite(), tmp_path, executor="local", progress=False, compact=False, max_episodes_per_task=3)
+    store = ResultStore(tmp_path)
+    files = store.files()
+    assert len(files) > 1 and len({frozenset(pq.read_schema(f).names) for f in files}) == 2
+    whole = pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
+    whole = whole.sort_values(list(KEY_COLUMNS)).reset_index(drop=True)
+    reads: list[object] = []
+    real_read = ResultStore._read
+
+    def read(self: ResultStore, f: Path, columns: list[str] | None = None) -> object:
+        reads.append(columns)
+        return real_read(self, f, columns)
+
+    monkeypatch.setattr(ResultStore, "_read", read)
+    loaded = store.load()
+    assert reads and all(c is not None and len(c) == 1 for c in reads)
+    assert list(loaded.columns) == sweep._column_order(whole.columns)
+    pd.testing.assert_frame_equal(loaded, whole[list(loaded.columns)], check_dtype=False)
+    light = store.load(skip=("policy_spec", "scenario_params", "seed"))
+    assert "policy_spec" not in light and "scenario_params" not in light and "seed" in light
+    pd.testing.assert_frame_equal(light, loaded[list(light.columns)])
+    (tmp_path / "rows" / "part-copy.parquet").write_bytes(files[0].read_bytes())
+    with pytest.raises(SweepError, match=r"keys are stored twice, e\.g\. \('unit', "):
+        store.load()
+
+
 def test_progress_counts_expected_work_not_episodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An agent's or the optimum's episode weighs hundreds of native ones in the progress
     bar (its ETA would otherwise read seconds while they run); the episodes done are shown

@@ -3,11 +3,13 @@ results and writes ``README.md``, ``figures/*.png`` and ``index.html``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ...envs.errors import MpschedError
@@ -34,6 +36,9 @@ from .stats import (
     optimum_rows,
     policy_table,
 )
+
+UNREPORTED_COLUMNS = ("scenario_hash", "policy_name", "policy_spec")
+"""Stored columns a report does not read (each row's scenario hash and policy JSON)."""
 
 
 def suite_layout(res: SuiteResults) -> dict[str, Any]:
@@ -99,7 +104,7 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
     blocks += missing_episode_blocks(res)
     figure_specs = [dict(f) for f in spec.get("figures", [])]
     groups = list(ctx.layout)
-    common = set.intersection(*(set(ctx.group_rows(g)["policy"]) for g in groups)) if groups else set()
+    common = set.intersection(*(set(ctx.group_rows(g)["policy"].unique()) for g in groups)) if groups else set()
     same = _identical_policies(rows)
     if same:
         blocks.append(Para("Identical results in every scenario and seed: " +
@@ -181,10 +186,17 @@ def _identical_policies(rows: pd.DataFrame) -> list[list[str]]:
     skip = set(KEY_COLUMNS) | set(PROVENANCE_COLUMNS) | set(TIMING_COLUMNS) | {"group"}
     metrics = [c for c in rows.columns if c not in skip and pd.api.types.is_numeric_dtype(rows[c])]
     signature: dict[str, list[str]] = {}
-    for p, mine in rows.groupby("policy", sort=True):
-        table = mine.sort_values(["scenario", "seed"])[["scenario", "seed"] + metrics]
-        key = pd.util.hash_pandas_object(table.round(12).fillna(-1.0), index=False).values.tobytes()
-        signature.setdefault(key.hex(), []).append(str(p))
+    scenario_codes = rows["scenario"].factorize(sort=True)[0]
+    seeds = rows["seed"].to_numpy()
+    for p, index in rows.groupby("policy", sort=True).indices.items():
+        mine = index[np.lexsort((seeds[index], scenario_codes[index]))]
+        digest = hashlib.sha256()
+        for c in ["scenario", "seed", *metrics]:  # one column at a time: no copy of the policy's rows
+            column = rows[c].take(mine)
+            if c in metrics:
+                column = column.round(12).fillna(-1.0)
+            digest.update(pd.util.hash_pandas_object(column, index=False).to_numpy().tobytes())
+        signature.setdefault(digest.hexdigest(), []).append(str(p))
     return sorted(sorted(g) for g in signature.values() if len(g) > 1)
 
 
@@ -196,25 +208,45 @@ def _seed_text(seeds: Sequence[int]) -> str:
     return ", ".join(str(s) for s in seeds)
 
 
+def _seeds_by_scenario_and_policy(rows: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    """The stored seeds of each (scenario, policy), from integer codes of the two columns
+    (a group-by on the strings holds several times the memory)."""
+    scenario, scenarios = rows["scenario"].factorize()
+    policy, policies = rows["policy"].factorize()
+    pair = scenario.astype(np.int64) * max(1, len(policies)) + policy
+    order = np.argsort(pair, kind="stable")
+    pair, seeds = pair[order], rows["seed"].to_numpy()[order]
+    starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(pair) else np.zeros(0, dtype=np.int64)
+    return {(str(scenarios[pair[a] // max(1, len(policies))]), str(policies[pair[a] % max(1, len(policies))])):
+            seeds[a:b] for a, b in zip(starts, [*starts[1:], len(pair)])}
+
+
 def missing_episode_blocks(res: SuiteResults) -> list[Block]:
     """What an interrupted sweep left out: the suite's episodes with no stored row, counted
     per scenario and policy (nothing when every episode is stored)."""
     try:
-        episodes = res.suite().episodes()
+        suite = res.suite()
     except MpschedError:
         return [Para("**The suite cannot be rebuilt from the stored manifest**, so whether episodes are "
                      "missing is not known.")]
-    stored = set(res.rows[list(KEY_COLUMNS)].itertuples(index=False, name=None)) if len(res.rows) else set()
+    stored = _seeds_by_scenario_and_policy(res.rows)
     missing: dict[tuple[str, str], list[int]] = {}
-    for e in episodes:
-        if e.key not in stored:
-            missing.setdefault((e.case.name, e.policy.label), []).append(e.seed)
+    planned = 0
+    for g in suite.groups:  # the episodes of Suite.episodes(), without building them
+        planned += len(g.cases) * len(g.policies) * len(g.seeds)
+        seeds = np.asarray(g.seeds, dtype=np.int64)
+        for c in g.cases:
+            for p in g.policies:
+                have = stored.get((c.name, p.label))
+                lost = seeds if have is None else seeds[~np.isin(seeds, have)]
+                if len(lost):
+                    missing.setdefault((c.name, p.label), []).extend(lost.tolist())
     if not missing:
         return []
     count = sum(len(v) for v in missing.values())
     table = Table(["scenario", "policy", "missing seeds"],
                   [[sc, pol, _seed_text(sorted(seeds))] for (sc, pol), seeds in sorted(missing.items())], "llr")
-    return [Para(f"**Incomplete results: {count} of {len(episodes)} episodes of the suite are not stored** (an "
+    return [Para(f"**Incomplete results: {count} of {planned} episodes of the suite are not stored** (an "
                  "interrupted or failed sweep); every table, figure and claim below is computed without them. "
                  "Resuming the sweep (`mpsched sweep SUITE --out RESULTS --resume`) runs only these."), table]
 
@@ -256,7 +288,7 @@ def build_report(results: str | Path | Sequence[SuiteResults], out: str | Path, 
     Path
         The Markdown file.
     """
-    loaded = load_results(results) if isinstance(results, (str, Path)) else list(results)
+    loaded = load_results(results, skip=UNREPORTED_COLUMNS) if isinstance(results, (str, Path)) else list(results)
     if not loaded:
         raise ReportError("no results to report")
     out_dir = Path(out)

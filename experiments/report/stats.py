@@ -190,18 +190,15 @@ def policy_table(rows: pd.DataFrame, metrics: Sequence[str], rank_by: str,
     missing values by name)."""
     names = sorted(rows["policy"].unique()) if policies is None else list(policies)
     wanted = list(dict.fromkeys(list(metrics) + [rank_by]))
+    present = [m for m in wanted if m in rows]
     out = []
     for p in names:
-        mine = rows[rows["policy"] == p]
+        mine = rows.loc[rows["policy"] == p, ["seed", "scenario", *present]]  # only the columns it reads
         if mine.empty:
             continue
-        cells = {}
-        for m in wanted:
-            if m not in mine:
-                cells[m] = (float("nan"), float("nan"), 0)
-                continue
-            per_seed = mine.groupby("seed")[m].mean()
-            cells[m] = ci95(per_seed.tolist())
+        per_seed = mine.groupby("seed")[present].mean()
+        cells = {m: ci95(per_seed[m].tolist()) if m in present else (float("nan"), float("nan"), 0)
+                 for m in wanted}
         out.append(TableRow(p, cells, int(mine["scenario"].nunique())))
     better = metric_format(rank_by).higher_is_better
 
@@ -265,7 +262,7 @@ def block_statistics(blocks: pd.DataFrame) -> pd.DataFrame:
 def enriched_rows(res: SuiteResults, spec: dict[str, Any]) -> pd.DataFrame:
     """Rows with the gap, block statistics (where block tables are stored), the total
     throughput and the suite's derived metrics."""
-    rows = res.rows.copy()
+    rows = res.rows.copy(deep=False)  # new columns only: the stored rows stay as they are
     rank_by = spec.get("rank_by", "weighted_on_time_rate")
     rows["gap_low"] = gap_to_best_achieved(rows, rank_by) if rank_by in rows else np.nan
     rows["gap"] = gap_to_bound(rows, rank_by) if rank_by in rows else np.nan
@@ -308,7 +305,7 @@ class ReportContext:
         return self.rows[self.rows["group"] == group]
 
     def scenarios(self, group: str | None, rows: pd.DataFrame) -> list[str]:
-        present = set(rows["scenario"])
+        present = set(rows["scenario"].unique())
         order = self.layout.get(group, {}).get("scenarios") if group else None
         if order is None:
             order = [s for g in self.layout.values() for s in g.get("scenarios", [])]
@@ -316,7 +313,7 @@ class ReportContext:
         return ordered + sorted(present - set(ordered))
 
     def policies(self, group: str | None, rows: pd.DataFrame, wanted: Sequence[str] | None = None) -> list[str]:
-        present = set(rows["policy"])
+        present = set(rows["policy"].unique())
         if wanted:
             missing = [p for p in wanted if p not in present]
             if missing:
@@ -358,8 +355,7 @@ def category_values(ctx: ReportContext, group: str | None, rows: pd.DataFrame, a
 def subset_rows(rows: pd.DataFrame, ctx: ReportContext, axis: str, value: Any) -> pd.DataFrame:
     if axis in ("policy", "scenario"):
         return rows[rows[axis] == value]
-    keep = [ctx.param(s, axis) == value for s in rows["scenario"]]
-    return rows[keep]
+    return rows[rows["scenario"].isin([s for s in rows["scenario"].unique() if ctx.param(s, axis) == value])]
 
 
 def value_label(value: Any) -> str:
