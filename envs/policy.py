@@ -92,6 +92,13 @@ class Observation:
         """The bandwidth of each path's link now: knowledge a real sender lacks, for
         models that assume it (and what ``rate_bps`` holds for ideal paths)."""
 
+    @property
+    def simulator(self) -> _core.Sim:
+        """The simulation behind this view, for look-ahead schedulers that plan on its
+        clones (:mod:`mpsched.solvers.rollout`). It holds the future too: a scheduler
+        that reads it is a teacher, not something a real sender can run."""
+        return self._sim
+
     # scalars ------------------------------------------------------------------
     @property
     def now_ns(self) -> int:

@@ -433,3 +433,4 @@ def describe(id: str) -> Mapping[str, str]:
 add_provider("mpsched.baselines")
 register("optimum", "mpsched.solvers.replay:OfflineOptimum", kind="optimum", extra="solve")
 register_prefix("agent", "mpsched.agents.model:load", kind="agent", extra="rl", arg="NAME")
+register_prefix("rollout", "mpsched.solvers.rollout:make_rollout", kind="baseline", arg="BASE")

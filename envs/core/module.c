@@ -538,6 +538,40 @@ static PyObject *Sim_clone(PyObject *obj, PyObject *unused) {
     return (PyObject *)clone;
 }
 
+static PyObject *Sim_hold_future(PyObject *obj, PyObject *args) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    PyObject *rates, *seed_arg;
+    if (!PyArg_ParseTuple(args, "OO:hold_future", &rates, &seed_arg)) return NULL;
+    uint64_t seed;
+    if (as_uint64(seed_arg, "seed", &seed) != 0) return NULL;
+    PyObject *seq = PySequence_Fast(rates, "hold_future: rates_bps must be a sequence of ints, one per path");
+    if (!seq) return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n != self->sim->n_paths) {
+        PyErr_Format(PyExc_ValueError, "hold_future: %zd rates given for %d paths", n, self->sim->n_paths);
+        Py_DECREF(seq);
+        return NULL;
+    }
+    int64_t rate[MPS_MAX_PATHS];
+    for (Py_ssize_t l = 0; l < n; l++) {
+        const long long r = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, l));
+        if (r == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        if (r < 0 || r > MPS_MAX_RATE_BPS) {
+            PyErr_Format(PyExc_ValueError, "hold_future: rates_bps[%zd] = %lld is outside [0, 1e12]", l, r);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        rate[l] = (int64_t)r;
+    }
+    Py_DECREF(seq);
+    mps_hold_future(self->sim, rate, seed);
+    Py_RETURN_NONE;
+}
+
 static PyObject *Sim_next_decision(PyObject *obj, PyObject *unused) {
     SimObject *self = (SimObject *)obj;
     SIM_READY(self);
@@ -601,7 +635,12 @@ static PyObject *Sim_run(PyObject *obj, PyObject *args) {
     SIM_READY(self);
     const char *name;
     PyObject *params = NULL;
-    if (!PyArg_ParseTuple(args, "s|O:run", &name, &params)) return NULL;
+    long long until_ns = MPS_NEVER;
+    if (!PyArg_ParseTuple(args, "s|OL:run", &name, &params, &until_ns)) return NULL;
+    if (until_ns < 0) {
+        PyErr_Format(PyExc_ValueError, "run: until_ns = %lld; expected a time >= 0", until_ns);
+        return NULL;
+    }
     const mps_policy_def *def = mps_policy_find(name);
     if (!def) {
         PyErr_Format(PyExc_ValueError, "run: unknown native policy '%s'", name);
@@ -640,14 +679,10 @@ static PyObject *Sim_run(PyObject *obj, PyObject *args) {
         Py_XDECREF(high);
         return NULL;
     }
-    if (self->sim->pending >= 0) {
-        PyErr_SetString(PyExc_RuntimeError, "run: a decision is pending from step-wise use; reset first");
-        return NULL;
-    }
     if (mps_policy_prepare(&self->policy, def, param, (int)n, self->sim) != 0) return PyErr_NoMemory();
     int rc;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS rc = mps_run(self->sim, &self->policy);
+    Py_BEGIN_ALLOW_THREADS rc = mps_run_until(self->sim, &self->policy, (int64_t)until_ns);
     Py_END_ALLOW_THREADS self->busy = 0;
     if (rc != 0) return core_error(self->sim);
     Py_RETURN_NONE;
@@ -946,7 +981,12 @@ static PyMethodDef Sim_methods[] = {
     {"apply", Sim_apply, METH_O, "apply(block): send a packet of block on the pending path, or WAIT (-1)."},
     {"cancel", Sim_cancel, METH_O, "cancel(block): drop the block's unsent bytes (during a decision)."},
     {"run", Sim_run, METH_VARARGS,
-     "run(name, params=()): run the rest of the episode with a native policy and its parameters."},
+     "run(name, params=(), until_ns=never): run the episode on with a native policy and its parameters, a "
+     "pending decision first, to its end or to the first decision point at or after until_ns (left pending); "
+     "the policy starts with fresh state."},
+    {"hold_future", Sim_hold_future, METH_VARARGS,
+     "hold_future(rates_bps, seed): a what-if for look-ahead on a clone: from now each link serves at the sum of "
+     "its paths' rates_bps, no further block arrives, cross flows stop and the random streams restart from seed."},
     {"take_reward", Sim_take_reward, METH_NOARGS, "Weight completed on time since the last call."},
     {"sendable", Sim_sendable, METH_O, "sendable(out): write sendable block indices into an int32 array."},
     {"view", Sim_view, METH_O, "view(name): read-only buffer over a block or path array."},

@@ -78,12 +78,16 @@ int mps_min_rtt_ready_path(const mps_sim *s) {
     return best;
 }
 
-int mps_run(mps_sim *s, mps_policy *pol) {
+int mps_run(mps_sim *s, mps_policy *pol) { return mps_run_until(s, pol, MPS_NEVER); }
+
+int mps_run_until(mps_sim *s, mps_policy *pol, int64_t until_ns) {
     if (pol->def->reset) pol->def->reset(s, pol);
+    if (s->error) return -2;
     for (;;) {
         const int j = mps_next_decision(s);
         if (j == -1) return 0;
         if (j < 0) return -2;
+        if (s->now >= until_ns) return 0;
         const int32_t a = pol->def->decide(s, pol, j);
         if (s->error) return -2;
         if (mps_apply(s, a) != 0) {

@@ -256,6 +256,31 @@ static void next_rate_change(mps_link *k) {
     }
 }
 
+void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed) {
+    int64_t rate[MPS_MAX_LINKS] = {0};
+    for (int j = 0; j < s->n_paths; j++) { /* a shared link: the sum of its paths' rates */
+        int64_t *r = &rate[s->paths[j].link];
+        *r = *r > MPS_MAX_RATE_BPS - path_rate_bps[j] ? MPS_MAX_RATE_BPS : *r + path_rate_bps[j];
+    }
+    for (int l = 0; l < s->n_links; l++) {
+        mps_link *k = &s->links[l];
+        k->bw_n = 1; /* every schedule has room for one segment */
+        k->bw_start_ns[0] = 0;
+        k->bw_rate_bps[0] = rate[l];
+        k->bw_cycle_ns = 0;
+        k->cycle_work = 0;
+        k->svc = k->now_seg = k->rate_seg = (mps_seg){0, 0};
+        k->rate_change_ns = MPS_NEVER;
+    }
+    s->n_arriving = s->n_arrived;
+    for (int x = 0; x < s->n_cross; x++) {
+        mps_path *p = &s->paths[s->n_paths + x];
+        const int64_t stop = s->now > p->start_ns ? s->now : p->start_ns;
+        if (p->stop_ns > stop) p->stop_ns = stop;
+    }
+    for (int j = 0; j < s->n_paths + s->n_cross; j++) mps_rng_seed(s->paths[j].rng, seed, j);
+}
+
 /* Sorts block indices by (deadline, index) with a bottom-up merge sort, so that the
  * order does not depend on the C library. Returns -1 when memory runs out. */
 static int sort_by_deadline(int32_t *idx, int32_t n, const mps_block *blk) {
@@ -662,6 +687,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     }
     memset(s->cross_started, 0, sizeof s->cross_started);
     s->n_arrived = 0;
+    s->n_arriving = s->n_blocks;
     s->now = 0;
     s->last_event_ns = -1;
     s->done = 0;
@@ -1369,7 +1395,7 @@ static int64_t next_event(mps_sim *s, int *cls, int *index) {
     }
     for (int l = 0; l < s->n_links; l++)
         if (s->links[l].done_ns < best) best = s->links[l].done_ns, bc = EV_LINK, bi = l;
-    if (s->n_arrived < s->n_blocks && s->arrival_ns[s->n_arrived] < best)
+    if (s->n_arrived < s->n_arriving && s->arrival_ns[s->n_arrived] < best)
         best = s->arrival_ns[s->n_arrived], bc = EV_ARRIVAL, bi = -1;
     for (int x = 0; x < s->n_cross; x++)
         if (!s->cross_started[x] && s->paths[s->n_paths + x].start_ns < best)

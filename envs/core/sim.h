@@ -331,6 +331,7 @@ struct mps_sim {
 
     /* event state (8) */
     int32_t n_arrived;
+    int32_t n_arriving; /* blocks that arrive at all: n_blocks, fewer after mps_hold_future */
     int64_t now;
     int64_t last_event_ns;
     int32_t done;
@@ -379,6 +380,16 @@ int mps_cancel(mps_sim *s, int32_t block);
 void mps_cancel_expired(mps_sim *s, int sendable_only);
 /* Runs a whole episode with a native policy. Returns 0 or -2 on an error. */
 int mps_run(mps_sim *s, mps_policy *policy);
+/* Runs the episode on with a native policy from where it is, a pending decision
+ * included, up to the first decision point at or after until_ns (left pending) or to
+ * the end. The policy starts with fresh state (its reset). Returns 0 or -2 on an error. */
+int mps_run_until(mps_sim *s, mps_policy *policy, int64_t until_ns);
+/* A what-if for a look-ahead on a clone, not part of the model: from now on the future
+ * is only what the sender knows. Each link serves at the sum of path_rate_bps over the
+ * paths that cross it (the packet in service finishes as scheduled), blocks that have
+ * not arrived never do, cross flows send no more, and each path's random stream
+ * restarts from seed. */
+void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed);
 
 int mps_path_ready(const mps_sim *s, int j);
 int32_t mps_first_sendable(mps_sim *s);

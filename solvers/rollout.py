@@ -1,0 +1,163 @@
+"""Rollout: one step of policy improvement over any scheduler with a native twin.
+
+The rollout algorithm (Bertsekas, *Rollout, Policy Iteration, and Distributed
+Reinforcement Learning*, 2020, section 2.1; the policy-improvement step of expert
+iteration): at each decision point, try each candidate block on a copy of the running
+simulation (:meth:`mpsched.envs._core.Sim.clone`), let the *base* scheduler decide from
+there on for a look-ahead horizon (natively: :meth:`~mpsched.envs._core.Sim.run` with
+``until_ns``), and send the candidate whose copy ends with the most weight of blocks
+completed on time. Ties go to the base scheduler's own choice, which is always a
+candidate: with the whole episode as horizon and a deterministic future, the rollout is
+then never worse than its base (the cost-improvement property, Bertsekas Prop. 2.1.1,
+where the base heuristic is sequentially consistent).
+
+Variants
+--------
+``clairvoyant``
+    The copies carry the true future: the bandwidth trace, the blocks still to arrive,
+    the cross traffic and the random loss draws. A teacher for learned schedulers; no
+    real sender can run it.
+``honest``
+    Each copy's future is only what the sender knows now
+    (:meth:`~mpsched.envs._core.Sim.hold_future`): every path's bandwidth held at the
+    rate schedulers assume for it (``rate_bps``, docs/model.md section 10), no block
+    that has not arrived yet, no cross traffic, and loss draws from a fresh random
+    stream (seeded by the episode seed and the decision count, the same for every
+    candidate of a decision). An online scheduler a real sender could run, at the cost
+    of ``candidates`` simulations of ``horizon_s`` per decision.
+
+Cost
+----
+Per decision: one clone and one native look-ahead of up to ``horizon_s`` of simulated
+time per candidate, so a whole episode costs about ``decisions x candidates`` times the
+base scheduler's cost over ``horizon_s``. :attr:`RolloutPolicy.lookahead_decisions`
+counts the base's decisions inside the look-aheads.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..envs import _core, registry
+from ..envs.errors import PolicyError
+from ..envs.policy import Observation, Policy
+
+__all__ = ["VARIANTS", "RolloutPolicy", "make_rollout"]
+
+VARIANTS: tuple[str, ...] = ("honest", "clairvoyant")
+"""What the look-ahead copies know of the future (see the module docstring)."""
+
+MAX_CANDIDATES = 64
+MAX_HORIZON_S = 3600.0
+_NEVER = 2**63 - 1  # the core's MPS_NEVER: no end but the episode's
+
+
+class RolloutPolicy:
+    """Rollout of a base scheduler (see the module docstring).
+
+    Parameters
+    ----------
+    base : str
+        Id of a registered scheduler with a native twin (``minrtt``, ``dams``, ...).
+    variant : {"honest", "clairvoyant"}
+        What the look-ahead copies know of the future.
+    horizon_s : float
+        Simulated time each look-ahead covers, in (0, 3600] s; ``inf`` runs each copy to
+        the end of the episode.
+    candidates : int
+        Blocks tried per decision, in [1, 64]: the base's choice and the sendable blocks
+        with the earliest deadlines (then the lowest index).
+    """
+
+    def __init__(self, base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4) -> None:
+        made = registry.make(base) if isinstance(base, str) else None
+        if not isinstance(made, Policy) or made.native is None:
+            raise PolicyError(f"rollout:{base}: the base must be a registered scheduler with a native twin "
+                              "(one of " + ", ".join(_native_ids()) + ")")
+        if variant not in VARIANTS:
+            raise PolicyError(f"rollout:{base}: variant = {variant!r}; expected one of {', '.join(VARIANTS)}")
+        if not isinstance(horizon_s, (int, float)) or isinstance(horizon_s, bool) or math.isnan(horizon_s) or \
+                not (0 < horizon_s <= MAX_HORIZON_S or horizon_s == math.inf):
+            raise PolicyError(f"rollout:{base}: horizon_s = {horizon_s!r}; expected a time in (0, {MAX_HORIZON_S:g}] s "
+                              "or inf")
+        if isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_CANDIDATES:
+            raise PolicyError(f"rollout:{base}: candidates = {candidates!r}; expected an int in [1, {MAX_CANDIDATES}]")
+        self.base_id = base
+        self.variant = variant
+        self.horizon_s = float(horizon_s)
+        self.candidates = candidates
+        self.name = f"rollout:{base}" if variant == "honest" else f"rollout:{base}:{variant}"
+        self._native = made.native
+        self._native_params = made.native_params()
+        self._base = made.python()  # the specification: its choice, decision by decision
+        self.lookahead_decisions = 0
+        """Decisions the base made inside look-aheads since :meth:`reset`."""
+        self.decisions = 0
+
+    def __repr__(self) -> str:
+        return (f"RolloutPolicy(base={self.base_id!r}, variant={self.variant!r}, horizon_s={self.horizon_s!r}, "
+                f"candidates={self.candidates!r})")
+
+    def params(self) -> dict[str, Any]:
+        return {"base": self.base_id, "variant": self.variant, "horizon_s": self.horizon_s,
+                "candidates": self.candidates}
+
+    def reset(self, obs: Observation) -> None:
+        self._base.reset(obs)
+        self.lookahead_decisions = 0
+        self.decisions = 0
+
+    def decide(self, obs: Observation) -> int:
+        own = self._base.decide(obs)
+        self.decisions += 1
+        options = self.candidate_blocks(obs, own)
+        if len(options) == 1:
+            return options[0]
+        sim = obs.simulator
+        until = _NEVER if math.isinf(self.horizon_s) else sim.now_ns + int(round(self.horizon_s * 1e9))
+        rates = [int(min(max(r, 0.0), 1e12)) for r in obs.rate_bps] if self.variant == "honest" else None
+        seed = (sim.seed * 1_000_003 + sim.decisions) % 2**64
+        best, best_value = own, self.value(sim, own, until, rates, seed)
+        for block in options:
+            if block == own:
+                continue
+            value = self.value(sim, block, until, rates, seed)
+            if value > best_value:  # strictly better: ties keep the base's choice
+                best, best_value = block, value
+        return best
+
+    def candidate_blocks(self, obs: Observation, own: int) -> list[int]:
+        """The base's choice first, then the sendable blocks by (deadline, index), at
+        most :attr:`candidates` in all."""
+        out = [int(own)]
+        for b in obs.sendable_by_deadline().tolist():
+            if len(out) >= self.candidates:
+                break
+            if b != own:
+                out.append(b)
+        return out
+
+    def value(self, sim: _core.Sim, block: int, until_ns: int, rates: list[int] | None, seed: int) -> float:
+        """Weight completed on time on a copy of ``sim`` that sends ``block`` now and then
+        follows the base up to ``until_ns``."""
+        copy = sim.clone()
+        copy.apply(block)
+        if rates is not None:
+            copy.hold_future(rates, seed)
+        before = copy.decisions
+        copy.run(self._native, self._native_params, until_ns)
+        self.lookahead_decisions += copy.decisions - before
+        return float(copy.reward_total)
+
+
+def _native_ids() -> list[str]:
+    from .. import baselines
+
+    return [name for name, cls in baselines.REGISTRY.items() if cls.native is not None]
+
+
+def make_rollout(base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4) -> RolloutPolicy:
+    """``rollout:BASE``: :class:`RolloutPolicy` of the scheduler BASE."""
+    return RolloutPolicy(base, variant=variant, horizon_s=horizon_s, candidates=candidates)
+
