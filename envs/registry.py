@@ -57,9 +57,9 @@ __all__ = [
     "register_prefix",
 ]
 
-KINDS: tuple[str, ...] = ("baseline", "optimum", "agent", "user")
+KINDS: tuple[str, ...] = ("baseline", "optimum", "agent", "lookahead", "user")
 """What an id names: a hand-written scheduler, the offline optimum, a learned scheduler,
-or a user's ``module:Class``."""
+a look-ahead planner over a scheduler (``rollout:BASE``), or a user's ``module:Class``."""
 
 ENTRY_POINT_GROUP = "mpsched.policies"
 """Package metadata group through which installed packages register policies."""
@@ -433,4 +433,4 @@ def describe(id: str) -> Mapping[str, str]:
 add_provider("mpsched.baselines")
 register("optimum", "mpsched.solvers.replay:OfflineOptimum", kind="optimum", extra="solve")
 register_prefix("agent", "mpsched.agents.model:load", kind="agent", extra="rl", arg="NAME")
-register_prefix("rollout", "mpsched.solvers.rollout:make_rollout", kind="baseline", arg="BASE")
+register_prefix("rollout", "mpsched.solvers.rollout:make_rollout", kind="lookahead", arg="BASE")

@@ -68,7 +68,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"  {'':<12} native: {row['native']}" + (f"; parameters: {row['params']}" if row["params"] else ""))
         for policy in registry.ids():
             info = registry.describe(policy)
-            if info["kind"] != "baseline":
+            if policy not in baselines.REGISTRY:
                 extra = f" (needs mpsched[{info['extra']}])" if info["extra"] else ""
                 print(f"  {info['id']:<12} {info['kind']}: {info['entry_point']}{extra}")
         print(f"  {'module:Class':<12} user: a class importable from the current directory or PYTHONPATH")

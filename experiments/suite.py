@@ -168,7 +168,7 @@ class PolicySpec:
     @property
     def kind(self) -> str:
         """What the name is (:data:`mpsched.envs.registry.KINDS`): ``baseline``,
-        ``optimum``, ``agent`` or ``user`` (a ``module:Class``)."""
+        ``optimum``, ``agent``, ``lookahead`` or ``user`` (a ``module:Class``)."""
         return registry.kind(self.name)
 
     @property
@@ -296,7 +296,7 @@ def _parse_policy(entry: Any, where: str, suite: str) -> list[PolicySpec]:
         kind = spec.kind
     except PolicyError as exc:
         raise SuiteError(suite, f"{where}.name", name, f"a policy id, or '*' for every baseline ({exc})") from None
-    if kind == "baseline":
+    if kind in ("baseline", "lookahead"):
         try:
             spec.build()
         except PolicyError as exc:

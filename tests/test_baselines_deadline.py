@@ -101,3 +101,4 @@ def test_list_shows_each_policy_with_its_paper(capsys: pytest.CaptureFixture[str
     for name in registry.ids("baseline"):
         cls = baselines.REGISTRY[name]
         assert name in out and cls.paper in out
+    assert "rollout:BASE" in out and "mpsched.solvers.rollout:make_rollout" in out

@@ -147,7 +147,7 @@ def test_rollout_on_a_tiny_scenario_matches_an_exhaustive_search(horizon_s: floa
 def test_rollout_ids_and_bad_parameters() -> None:
     policy = registry.make("rollout:dams", variant="clairvoyant", horizon_s=0.5, candidates=3)
     assert isinstance(policy, RolloutPolicy) and policy.name == "rollout:dams:clairvoyant"
-    assert registry.kind("rollout:minrtt") == "baseline"
+    assert registry.kind("rollout:minrtt") == "lookahead" and "rollout:BASE" not in registry.ids("baseline")
     with pytest.raises(PolicyError, match="native twin"):
         registry.make("rollout:optimum")
     with pytest.raises(PolicyError, match="variant"):

@@ -10,6 +10,11 @@
  *   episode_main FILE step-clone K PMAX N_ENVS STEPS
  *       the same, each copy replaced by a clone of itself (mps_sim_clone) every 97
  *       steps and the original freed: the checksum must be the step mode's
+ *   episode_main FILE lookahead POLICY [PARAM ...]
+ *       the episode run with the policy in pieces of 0.25 s (mps_run_until), a clone
+ *       taken at each stop, its future held (mps_hold_future: every path at 1 Mbit/s)
+ *       and run to its end, then freed; for a policy whose state a restart rebuilds
+ *       (MinRTT) the checksum must be the run mode's
  *
  * FILE is written by dump_episode.py. Prints a checksum of the outputs, so that two
  * builds can be compared.
@@ -148,7 +153,7 @@ static uint64_t checksum(const mps_sim *s) {
     return h;
 }
 
-static int run_native(const mps_config *c, const char *name, int n_params, char **params) {
+static int run_native(const mps_config *c, const char *name, int n_params, char **params, int lookahead) {
     const mps_policy_def *def = mps_policy_find(name);
     if (!def) {
         fprintf(stderr, "unknown policy %s\n", name);
@@ -168,7 +173,31 @@ static int run_native(const mps_config *c, const char *name, int n_params, char 
         mps_sim_free(s);
         return 3;
     }
-    int rc = mps_run(s, &pol);
+    int rc;
+    if (!lookahead) {
+        rc = mps_run(s, &pol);
+    } else {
+        const int64_t piece_ns = 250000000;
+        int64_t rates[MPS_MAX_PATHS];
+        for (int j = 0; j < MPS_MAX_PATHS; j++) rates[j] = 1000000;
+        for (int64_t until = piece_ns;; until += piece_ns) {
+            rc = mps_run_until(s, &pol, until);
+            if (rc != 0 || s->done) break;
+            mps_sim *ahead = mps_sim_clone(s);
+            if (!ahead) return 3;
+            mps_hold_future(ahead, rates, (uint64_t)until);
+            mps_policy other;
+            memset(&other, 0, sizeof other);
+            if (mps_policy_prepare(&other, def, param, n_params, ahead) != 0) return 3;
+            const int ahead_rc = mps_run(ahead, &other);
+            mps_policy_free(&other);
+            mps_sim_free(ahead);
+            if (ahead_rc != 0) {
+                rc = ahead_rc;
+                break;
+            }
+        }
+    }
     mps_policy_free(&pol);
     int64_t packets = 0;
     for (int j = 0; j < s->n_paths; j++) packets += s->paths[j].packets_sent;
@@ -238,7 +267,7 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s FILE run POLICY [PARAM ...] | FILE step|step-clone K PMAX N_ENVS STEPS\n",
+        fprintf(stderr, "usage: %s FILE run|lookahead POLICY [PARAM ...] | FILE step|step-clone K PMAX N_ENVS STEPS\n",
                 argv[0]);
         return 2;
     }
@@ -255,8 +284,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     int rc;
-    if (strcmp(argv[2], "run") == 0)
-        rc = run_native(&c, argv[3], argc - 4, argv + 4);
+    if (strcmp(argv[2], "run") == 0 || strcmp(argv[2], "lookahead") == 0)
+        rc = run_native(&c, argv[3], argc - 4, argv + 4, strcmp(argv[2], "lookahead") == 0);
     else if ((strcmp(argv[2], "step") == 0 || strcmp(argv[2], "step-clone") == 0) && argc == 7)
         rc = run_steps(&c, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoll(argv[6]),
                        strcmp(argv[2], "step-clone") == 0 ? 97 : 0);

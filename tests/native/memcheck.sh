@@ -12,7 +12,9 @@
 #      included), steps of the Gymnasium and vector environments and clones of episodes
 #      in progress (PYTHONMALLOC=malloc).
 # Step runs are repeated with every episode replaced by its clone every 97 steps
-# (step-clone), under both checkers, and must end with the same checksum.
+# (step-clone), under both checkers, and must end with the same checksum; native runs
+# are repeated in pieces with a look-ahead clone of held future at each stop
+# (lookahead: mps_run_until, mps_hold_future), and MinRTT's must end as its whole run.
 # usage: tests/native/memcheck.sh   (PYTHON selects the interpreter with mpsched installed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,12 +53,14 @@ runs=(
     "stream.txt step-clone 8 8 2 20000"
     "expiring.txt run minrtt"
     "onoff.txt step 4 8 2 30000"
+    "rich.txt lookahead minrtt"
+    "stream.txt lookahead minrtt"
 )
 # every native baseline with its default parameters, on the rich, the overloaded, the
 # deep-backlog and the on/off episode
 while read -r policy; do
     runs+=("rich.txt run $policy" "stream.txt run $policy" "newreno.txt run $policy" "deep.txt run $policy"
-           "onoff.txt run $policy")
+           "onoff.txt run $policy" "rich.txt lookahead $policy")
 done < <("$python" "$here/native_policies.py")
 for r in "${runs[@]}"; do
     read -r -a args <<<"$r"
@@ -65,12 +69,17 @@ for r in "${runs[@]}"; do
         "$work/episode_main" "$work/${args[0]}" "${args[@]:1}"
 done
 
-# episodes replaced by their clones every 97 steps end exactly where the originals do
+# episodes replaced by their clones every 97 steps end exactly where the originals do,
+# and so do runs stopped for look-aheads
 for episode in rich stream; do
     stepped=$("$work/episode_main" "$work/$episode.txt" step 8 8 3 30000)
     cloned=$("$work/episode_main" "$work/$episode.txt" step-clone 8 8 3 30000)
     echo "== clones continue as the originals ($episode): $cloned"
     [ "$stepped" = "$cloned" ] || { echo "memcheck: $episode: cloned run differs: $stepped" >&2; exit 1; }
+    whole=$("$work/episode_main" "$work/$episode.txt" run minrtt)
+    pieces=$("$work/episode_main" "$work/$episode.txt" lookahead minrtt)
+    echo "== runs stopped for look-aheads end as whole runs ($episode): $pieces"
+    [ "$whole" = "$pieces" ] || { echo "memcheck: $episode: run in pieces differs: $whole" >&2; exit 1; }
 done
 
 if gcc -fsanitize=address,undefined -x c -o "$work/probe" - <<<'int main(void){return 0;}' 2>/dev/null \
@@ -93,6 +102,7 @@ if gcc -fsanitize=address,undefined -x c -o "$work/probe" - <<<'int main(void){r
         done
         "$work/episode_main_asan" "$work/$name.txt" step 4 8 2 5000
         "$work/episode_main_asan" "$work/$name.txt" step-clone 4 8 2 5000
+        "$work/episode_main_asan" "$work/$name.txt" lookahead minrtt
     done
 else
     echo "== ASan+UBSan: not available with this compiler, skipped"
