@@ -2,8 +2,8 @@
 loopback with ``ray start``): tasks run on both nodes, a user's ``module:Class`` reaches
 the worker node, and killing that node's raylet mid-sweep loses and duplicates nothing.
 
-Slow: it starts and stops a cluster (``ray stop --force`` at the end stops every Ray
-process of this user on the machine).
+Slow: it starts and stops a cluster. Only the cluster's own processes are stopped at the
+end (those whose environment carries the test's marker), never another Ray on the machine.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -72,6 +73,36 @@ def raylets() -> set[int]:
     return out
 
 
+def processes_with(marker: str) -> set[int]:
+    """Pids of the processes (other than this one) whose environment holds ``marker``
+    (``NAME=value``): what ``ray start`` launched with it, and their children."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes().split(b"\0"):
+                    out.add(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+def stop_processes_with(marker: str) -> None:
+    """SIGKILL every process of the cluster, until none is left (a dying raylet's workers
+    may outlive it for a moment)."""
+    for _ in range(50):
+        left = processes_with(marker)
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        time.sleep(0.2)
+    raise AssertionError(f"cluster processes left running: {sorted(processes_with(marker))}")
+
+
 def ray_cli(*args: str, env: dict[str, str]) -> None:
     ray = str(Path(sys.executable).with_name("ray"))
     done = subprocess.run([ray, *args], env=env, capture_output=True, text=True, timeout=180)
@@ -100,8 +131,7 @@ def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, int, 
         (worker_raylet,) = raylets() - before
         yield address, worker_raylet, env
     finally:
-        subprocess.run([str(Path(sys.executable).with_name("ray")), "stop", "--force"], env=env,
-                       capture_output=True, timeout=180)
+        stop_processes_with(f"PIDS_DIR={pids}")
 
 
 def test_a_sweep_on_two_nodes_survives_losing_one(cluster: tuple[str, int, dict[str, str]]) -> None:
