@@ -388,7 +388,8 @@ int mps_run_until(mps_sim *s, mps_policy *policy, int64_t until_ns);
  * is only what the sender knows. Each link serves at the sum of path_rate_bps over the
  * paths that cross it (the packet in service finishes as scheduled), blocks that have
  * not arrived never do, cross flows send no more, and each path's random stream
- * restarts from seed. */
+ * restarts from seed. The held schedules replace the links' own for good: a reset of
+ * this simulation replays the episode on them, so hold a clone, never the original. */
 void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed);
 
 int mps_path_ready(const mps_sim *s, int j);
