@@ -479,16 +479,20 @@ class ResultStore:
                 f"(mpsched sweep SUITE --out {self.path} --resume) moves it to {self.damaged_dir} and runs "
                 "its episodes again")
 
-    def _merged(self) -> tuple[list[Path], set[str]]:
+    def _metadata(self, f: Path) -> Any:
+        """A row file's parquet metadata (its schema and row count), or SweepError naming it."""
         import pyarrow.parquet as pq
 
+        try:
+            return pq.read_metadata(f)
+        except (OSError, ValueError) as exc:
+            raise SweepError(self._damaged_message(f, exc)) from None
+
+    def _merged(self) -> tuple[list[Path], set[str]]:
         merged = sorted(self.rows_dir.glob("merged-*.parquet"))
         covered: set[str] = set()
         for f in merged:
-            try:
-                meta = pq.read_schema(f).metadata or {}
-            except (OSError, ValueError) as exc:
-                raise SweepError(self._damaged_message(f, exc)) from None
+            meta = self._metadata(f).schema.to_arrow_schema().metadata or {}
             covered.update(json.loads(meta.get(b"mpsched.merged", b"[]")))
         return merged, covered
 
@@ -545,13 +549,7 @@ class ResultStore:
         pa = _require_pyarrow()
         import pyarrow.parquet as pq
 
-        schemas = []
-        for f in files:
-            try:
-                schemas.append(pq.read_schema(f))
-            except (OSError, ValueError) as exc:
-                raise SweepError(self._damaged_message(f, exc)) from None
-        unified = pa.unify_schemas([x.remove_metadata() for x in schemas], promote_options="permissive")
+        unified = _union_schema([self._metadata(f).schema.to_arrow_schema() for f in files])
         schema = pa.schema([unified.field(c) for c in _column_order(unified.names)],
                            metadata={k.encode(): v.encode() for k, v in metadata.items()})
         plain = schema.remove_metadata()
@@ -594,11 +592,11 @@ class ResultStore:
             return pd.DataFrame(columns=list(KEY_COLUMNS))
         pa = _require_pyarrow()
         import pyarrow.compute as pc
-        import pyarrow.parquet as pq
 
-        schemas = [self._schema(f) for f in files]
-        unified = pa.unify_schemas([x.remove_metadata() for x in schemas], promote_options="permissive")
-        file_rows = [pq.read_metadata(f).num_rows for f in files]
+        metadata = [self._metadata(f) for f in files]
+        schemas = [m.schema.to_arrow_schema() for m in metadata]
+        unified = _union_schema(schemas)
+        file_rows = [m.num_rows for m in metadata]
 
         def column(name: str) -> Any:
             kind = unified.field(name).type
@@ -616,14 +614,6 @@ class ResultStore:
         df = pd.DataFrame({c: column(c).take(order).to_pandas() for c in names}, copy=False)
         pa.default_memory_pool().release_unused()  # the files' buffers, freed, back to the system
         return df
-
-    def _schema(self, f: Path) -> Any:
-        import pyarrow.parquet as pq
-
-        try:
-            return pq.read_schema(f)
-        except (OSError, ValueError) as exc:
-            raise SweepError(self._damaged_message(f, exc)) from None
 
     def series(self, kind: str) -> pd.DataFrame:
         """A stored series kind for every episode that has it (empty when none)."""
@@ -858,6 +848,12 @@ def run_sweep(suite: Suite, out: str | Path, *, resume: bool = False, executor: 
 # ---------------------------------------------------------------------------------------
 # Reading results
 # ---------------------------------------------------------------------------------------
+
+
+def _union_schema(schemas: list[Any]) -> Any:
+    """The union of row files' schemas, without metadata: a column missing from a file is
+    null there; types are widened to fit all files."""
+    return _require_pyarrow().unify_schemas([x.remove_metadata() for x in schemas], promote_options="permissive")
 
 
 def _repeated_keys(table: Any) -> tuple[int, tuple[Any, ...]] | None:

@@ -95,13 +95,12 @@ class RolloutPolicy:
         """Decisions the base made inside look-aheads since :meth:`reset`."""
         self.decisions = 0
 
-    def __repr__(self) -> str:
-        return (f"RolloutPolicy(base={self.base_id!r}, variant={self.variant!r}, horizon_s={self.horizon_s!r}, "
-                f"candidates={self.candidates!r})")
-
     def params(self) -> dict[str, Any]:
         return {"base": self.base_id, "variant": self.variant, "horizon_s": self.horizon_s,
                 "candidates": self.candidates}
+
+    def __repr__(self) -> str:
+        return "RolloutPolicy(" + ", ".join(f"{k}={v!r}" for k, v in self.params().items()) + ")"
 
     def reset(self, obs: Observation) -> None:
         self._base.reset(obs)

@@ -213,12 +213,13 @@ def _seeds_by_scenario_and_policy(rows: pd.DataFrame) -> dict[tuple[str, str], n
     (a group-by on the strings holds several times the memory)."""
     scenario, scenarios = rows["scenario"].factorize()
     policy, policies = rows["policy"].factorize()
-    pair = scenario.astype(np.int64) * max(1, len(policies)) + policy
+    width = max(1, len(policies))
+    pair = scenario.astype(np.int64) * width + policy
     order = np.argsort(pair, kind="stable")
     pair, seeds = pair[order], rows["seed"].to_numpy()[order]
     starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]]) if len(pair) else np.zeros(0, dtype=np.int64)
-    return {(str(scenarios[pair[a] // max(1, len(policies))]), str(policies[pair[a] % max(1, len(policies))])):
-            seeds[a:b] for a, b in zip(starts, [*starts[1:], len(pair)])}
+    return {(str(scenarios[pair[a] // width]), str(policies[pair[a] % width])): seeds[a:b]
+            for a, b in zip(starts, [*starts[1:], len(pair)])}
 
 
 def missing_episode_blocks(res: SuiteResults) -> list[Block]:
