@@ -50,8 +50,8 @@ class MultipathDeadlineVectorEnv(VectorEnv):
     num_slots, max_paths, invalid_action
         As for :class:`~mpsched.envs.env.MultipathDeadlineEnv`.
     copy : bool
-        Return copies of the internal buffers (default) or the buffers themselves,
-        which the next step overwrites.
+        Return observations no later step overwrites (default: each step writes a fresh
+        array) or the same buffer every time; rewards and flags are copies either way.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -121,11 +121,13 @@ class MultipathDeadlineVectorEnv(VectorEnv):
                 check_seed(s, f"seed[{i}]")
             seeds = list(seed)
         sims = [self._new_sim(i, s) for i, s in enumerate(seeds)]
+        if self.copy:
+            self._obs = np.empty_like(self._obs)
         self._batch = _core.Batch(sims, self.num_slots, self.max_paths, self._obs, self._masks, self._slots,
                                   self._rewards, self._terminations)
         for i, sim in enumerate(sims):
             self._batch.set(i, sim)
-        return self._out(self._obs), {}
+        return self._obs, {}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._batch is None:
@@ -135,12 +137,16 @@ class MultipathDeadlineVectorEnv(VectorEnv):
             raise ActionError(
                 f"actions: expected an integer array of shape ({self.num_envs},), got dtype {a.dtype} shape {a.shape}"
             )
+        # observations are written once, into the array returned (copy) or the one buffer
+        obs = np.empty_like(self._obs) if self.copy else self._obs
         try:
-            ended = self._batch.step(np.ascontiguousarray(a, dtype=np.int64), self.invalid_as_wait)
+            ended = self._batch.step(np.ascontiguousarray(a, dtype=np.int64), self.invalid_as_wait, obs)
         except MpschedError:
+            self._obs = obs  # the batch took obs before an episode failed
             raise
         except ValueError as exc:
             raise ActionError(str(exc)) from None
+        self._obs = obs
         rewards = self._rewards.copy()
         terminations = self._terminations.copy()
         infos: dict[str, Any] = {}
@@ -148,11 +154,8 @@ class MultipathDeadlineVectorEnv(VectorEnv):
             for i in np.flatnonzero(terminations):
                 infos = self._add_info(infos, {"final_obs": self._obs[i].copy(), "final_info": {}}, int(i))
                 self._batch.set(int(i), self._new_sim(int(i), None))
-        return self._out(self._obs), rewards, terminations, self._truncations.copy(), infos
+        return obs, rewards, terminations, self._truncations.copy(), infos
 
     def action_masks(self) -> np.ndarray:
         """Valid actions per sub-environment, shape (num_envs, num_slots + 1)."""
         return self._masks.copy()
-
-    def _out(self, buf: np.ndarray) -> np.ndarray:
-        return buf.copy() if self.copy else buf

@@ -29,7 +29,9 @@ any machine:
 - native vector-environment steps/s (sub-environment steps) at several batch sizes,
   with random valid actions drawn by numpy for the whole batch; also at 256 envs on an
   overloaded scenario, where random actions let the sender's backlog grow to hundreds of
-  blocks and every observation slot is filled.
+  blocks and every observation slot is filled; beside gymnasium's ``CartPole-v1`` at 256
+  envs through ``gym.make_vec``, both as its numpy vector environment and as a sync vector
+  of single environments.
 
 With ``--length-scaling`` (:func:`length_scaling`), every native twin's time per packet
 on the benchmark scenario, the overloaded scenario (4.3 Mbit/s of video on paths that
@@ -67,6 +69,8 @@ __all__ = ["run_benchmarks", "format_report", "length_scaling", "format_length_s
 BENCH_SCENARIO = "dams-rtt-40"
 OVERLOADED_SCENARIO = "dams-dynamic-1-rtt-40"
 VECTOR_SIZES = (1, 64, 256, 1024)
+# gymnasium's own vector CartPole (numpy, one array for every pole) and its sync wrapper
+CARTPOLE_VECTOR_MODES = ("vector_entry_point", "sync")
 WINDOW_CONTROLLERS = ("newreno", "cubic", "lia", "olia")
 CONTROLLER_LABELS = {"newreno": "NewReno", "cubic": "Cubic", "lia": "LIA", "olia": "OLIA"}
 
@@ -289,6 +293,25 @@ def vector_steps_per_s(num_envs: int, seconds: float, scenario: str = BENCH_SCEN
     return steps / elapsed
 
 
+def cartpole_vector_steps_per_s(num_envs: int, seconds: float, mode: str) -> float:
+    """Sub-environment steps per second of gymnasium's ``CartPole-v1`` vectorized by
+    ``gym.make_vec`` in ``mode``: ``vector_entry_point`` (its numpy vector environment,
+    every pole in one array) or ``sync`` (one Python environment after another), random
+    actions drawn by numpy for the whole batch."""
+    venv = gym.make_vec("CartPole-v1", num_envs=num_envs, vectorization_mode=mode)
+    rng = np.random.default_rng(0)
+    venv.reset(seed=0)
+
+    def one() -> int:
+        for _ in range(16):
+            venv.step((rng.random(num_envs) * 2).astype(np.int64))
+        return 16 * num_envs
+
+    steps, elapsed = _timed(one, seconds)
+    venv.close()
+    return steps / elapsed
+
+
 def simulate_overhead(seconds: float, factor: int = LENGTH_FACTOR) -> dict[str, float]:
     """``simulate()`` against the core's own run on the benchmark scenario (MinRTT), at 1x
     and ``factor`` x its length: the fastest of runs alternated for ``seconds`` (at least
@@ -413,6 +436,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     process = process_costs()
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
     overloaded = vector_steps_per_s(256, seconds, OVERLOADED_SCENARIO)
+    cartpole_vector = {mode: cartpole_vector_steps_per_s(256, seconds, mode) for mode in CARTPOLE_VECTOR_MODES}
     return {
         "episode_packets_per_s": ideal["packets_per_s"],
         "episode_packets_per_s_newreno": newreno["packets_per_s"],
@@ -434,6 +458,9 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         "vector_env_steps_per_s_by_envs": {str(n): v for n, v in vector.items()},
         "vector_to_single_env_ratio_256": vector.get(256, float("nan")) / env_rate,
         "vector_env_steps_per_s_overloaded": overloaded,
+        **{f"cartpole_vector_steps_per_s_{mode}": v for mode, v in cartpole_vector.items()},
+        **{f"vector_to_cartpole_vector_ratio_{mode}": vector.get(256, float("nan")) / v
+           for mode, v in cartpole_vector.items()},
         "scenario": BENCH_SCENARIO,
         "overloaded_scenario": OVERLOADED_SCENARIO,
         "packets_per_episode_ideal": ideal["packets_per_episode"],
@@ -497,4 +524,9 @@ def format_report(r: dict[str, Any]) -> str:
     lines.append(f"{'native vector env, 256 envs, overloaded [env-steps/s]':<52}{overloaded:>16,.0f}")
     lines.append(f"  (overloaded: {r['overloaded_scenario']}, "
                  "where random actions build a backlog of hundreds of blocks)")
+    for mode in CARTPOLE_VECTOR_MODES:
+        lines.append(f"{f'CartPole-v1 make_vec {mode}, 256 envs [env-steps/s]':<52}"
+                     f"{r[f'cartpole_vector_steps_per_s_{mode}']:>16,.0f}")
+        ratio = r[f"vector_to_cartpole_vector_ratio_{mode}"]
+        lines.append(f"{'  ratio native vector env (256) / it':<52}{ratio:>16.3f}")
     return "\n".join(lines)

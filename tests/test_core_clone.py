@@ -76,3 +76,29 @@ def test_a_clone_runs_natively_and_resets_as_a_fresh_episode() -> None:
     clone.run("minrtt")
     fresh.run("minrtt")
     assert state(clone) == state(fresh)
+
+
+TINY_PACKETS = {
+    "name": "tiny-packets", "duration_s": 0.3,
+    "paths": [{"name": "long", "bandwidth": {"type": "constant", "mbps": 20}, "rtt_ms": 200, "cc": "newreno"},
+              {"name": "short", "bandwidth": {"type": "constant", "mbps": 5}, "rtt_ms": 20, "cc": "ideal"}],
+    "workload": {"type": "bulk", "rate_mbps": 2, "chunk_bytes": 1, "deadline_ms": 400},
+}
+
+
+def test_a_clone_owns_the_packet_lanes_that_outgrew_the_episode_allocation() -> None:
+    """One-byte packets: thousands on the wire, far more than the lanes' first buffers hold,
+    so the lanes have grown outside the episode's single allocation when it is cloned. The
+    clone outlives its original (freed first) and ends as an episode never cloned does."""
+    ep = build_episode(scenarios.resolve(TINY_PACKETS), 1)
+    reference = ep.make_sim()
+    drive(reference, 0, 20000)
+    reference.run("minrtt")
+    sim = ep.make_sim()
+    drive(sim, 0, 20000)
+    assert np.asarray(sim.view("packets_sent")).sum() > 5000
+    clone = sim.clone()
+    assert state(clone) == state(sim)
+    del sim
+    clone.run("minrtt")
+    assert state(clone) == state(reference)

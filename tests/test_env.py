@@ -204,6 +204,34 @@ def test_vector_env_rejects_bad_actions_and_changes_nothing() -> None:
     np.testing.assert_array_equal(obs, fresh.reset(seed=0)[0])
 
 
+def test_vector_env_writes_each_observation_once_into_an_array_no_later_step_touches() -> None:
+    """copy=True: every step returns a fresh array the core wrote into (no copy of a shared
+    buffer) and no later step, autoreset or refused batch changes it; copy=False: one buffer."""
+    venv = MultipathDeadlineVectorEnv(num_envs=3, scenario=SHORT, num_slots=4, invalid_action="raise")
+    obs, _ = venv.reset(seed=0)
+    returned, seen = [obs], [obs.copy()]
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(3000):
+        obs, _, term, _, _ = venv.step(np.array([random_valid(rng, m) for m in venv.action_masks()], np.int64))
+        ends += int(term.sum())
+        assert not any(np.shares_memory(obs, r) for r in returned[-2:])
+        returned.append(obs)
+        seen.append(obs.copy())
+    with pytest.raises(ActionError, match="not valid"):
+        venv.step(np.array([0, 7, 4], np.int64))
+    assert ends >= 3, "the test should cross episode boundaries"
+    for r, s in zip(returned, seen):
+        np.testing.assert_array_equal(r, s)
+    shared = MultipathDeadlineVectorEnv(num_envs=3, scenario=SHORT, num_slots=4, copy=False)
+    first, _ = shared.reset(seed=0)
+    second, _, _, _, _ = shared.step(np.full(3, 4, np.int64))
+    assert second is first
+    fresh = MultipathDeadlineVectorEnv(num_envs=3, scenario=SHORT, num_slots=4)
+    fresh.reset(seed=0)
+    np.testing.assert_array_equal(second, fresh.step(np.full(3, 4, np.int64))[0])
+
+
 def test_vector_env_accepts_several_scenarios() -> None:
     other = {**SHORT, "name": "other", "paths": SHORT["paths"][:1]}
     venv = MultipathDeadlineVectorEnv(num_envs=3, scenario=[SHORT, other])

@@ -1018,6 +1018,7 @@ static PyTypeObject SimType = {
 typedef struct {
     PyObject_HEAD Py_ssize_t n;
     PyObject **sims; /* SimObject references */
+    mps_sim **core;  /* their episodes, read in step() without touching the Python objects */
     int K, Pmax;
     Py_ssize_t dim;
     Py_buffer obs, mask, slots, rewards, dones;
@@ -1031,6 +1032,7 @@ static void Batch_dealloc(PyObject *obj) {
         for (Py_ssize_t i = 0; i < self->n; i++) Py_XDECREF(self->sims[i]);
         PyMem_Free(self->sims);
     }
+    PyMem_Free(self->core);
     if (self->bound) {
         PyBuffer_Release(&self->obs);
         PyBuffer_Release(&self->mask);
@@ -1086,11 +1088,19 @@ static int Batch_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     if (get_array(r, 'd', 1, rs, 1, "rewards", &self->rewards) != 0) goto fail3;
     if (get_array(d, 'b', 1, rs, 1, "terminations", &self->dones) != 0) goto fail4;
     self->sims = PyMem_Calloc((size_t)n, sizeof(PyObject *));
-    if (!self->sims) {
+    self->core = PyMem_Calloc((size_t)n, sizeof(mps_sim *));
+    if (!self->sims || !self->core) {
+        PyMem_Free(self->sims);
+        PyMem_Free(self->core);
+        self->sims = NULL;
+        self->core = NULL;
         PyErr_NoMemory();
         goto fail5;
     }
-    for (Py_ssize_t i = 0; i < n; i++) self->sims[i] = Py_NewRef(PyList_GET_ITEM(sims, i));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        self->sims[i] = Py_NewRef(PyList_GET_ITEM(sims, i));
+        self->core[i] = ((SimObject *)self->sims[i])->sim;
+    }
     self->n = n;
     self->bound = 1;
     return 0;
@@ -1139,7 +1149,7 @@ static PyObject *Batch_set(PyObject *obj, PyObject *args) {
     if (batch_index(self, idx, &i) != 0) return NULL;
     if (check_sim(sim, self->Pmax, i) != 0) return NULL;
     Py_SETREF(self->sims[i], Py_NewRef(sim));
-    mps_sim *s = ((SimObject *)sim)->sim;
+    mps_sim *s = self->core[i] = ((SimObject *)sim)->sim;
     if (mps_next_decision(s) == -2) return core_error(s);
     const int K = self->K;
     mps_obs_write(s, K, self->Pmax, (float *)self->obs.buf + i * self->dim, (uint8_t *)self->mask.buf + i * (K + 1),
@@ -1156,12 +1166,15 @@ static PyObject *Batch_sim(PyObject *obj, PyObject *arg) {
     return Py_NewRef(self->sims[i]);
 }
 
-/* step(actions[N] int64, invalid_as_wait) -> number of finished episodes */
+/* step(actions[N] int64, invalid_as_wait[, observations]) -> number of finished episodes.
+ * observations, when given, becomes the batch's observation buffer from this step on (set()
+ * writes there too), unless the actions are refused: the caller hands a fresh array per step
+ * instead of copying one. */
 static PyObject *Batch_step(PyObject *obj, PyObject *args) {
     BatchObject *self = (BatchObject *)obj;
-    PyObject *a;
+    PyObject *a, *o = NULL;
     int invalid_as_wait;
-    if (!PyArg_ParseTuple(args, "Op", &a, &invalid_as_wait)) return NULL;
+    if (!PyArg_ParseTuple(args, "Op|O", &a, &invalid_as_wait, &o)) return NULL;
     if (batch_usable(self) != 0) return NULL;
     Py_buffer ab;
     Py_ssize_t as[1] = {self->n};
@@ -1189,6 +1202,16 @@ static PyObject *Batch_step(PyObject *obj, PyObject *args) {
             return NULL;
         }
     }
+    if (o) { /* only once nothing can refuse the step */
+        Py_buffer ob;
+        Py_ssize_t os[2] = {self->n, self->dim};
+        if (get_array(o, 'f', 2, os, 1, "observations", &ob) != 0) {
+            PyBuffer_Release(&ab);
+            return NULL;
+        }
+        PyBuffer_Release(&self->obs);
+        self->obs = ob;
+    }
     for (Py_ssize_t i = 0; i < self->n; i++) ((SimObject *)self->sims[i])->busy = 1;
     self->busy = 1;
     Py_ssize_t finished = 0, failed = -1;
@@ -1197,8 +1220,16 @@ static PyObject *Batch_step(PyObject *obj, PyObject *args) {
     int32_t *slot = (int32_t *)self->slots.buf;
     double *rew = (double *)self->rewards.buf;
     uint8_t *done = (uint8_t *)self->dones.buf;
-    Py_BEGIN_ALLOW_THREADS for (Py_ssize_t i = 0; i < self->n; i++) {
-        mps_sim *s = ((SimObject *)self->sims[i])->sim;
+    mps_sim *const *core = self->core;
+    const Py_ssize_t n = self->n;
+    /* The episodes are stepped in turn, each far apart in memory: the state the next step
+     * reads first is fetched one episode ahead and the episode itself two ahead, so that
+     * its cache misses overlap this step's work instead of following it. */
+    if (n > 1) mps_prefetch_state(core[1]);
+    Py_BEGIN_ALLOW_THREADS for (Py_ssize_t i = 0; i < n; i++) {
+        mps_sim *s = core[i];
+        if (i + 2 < n) mps_prefetch_state(core[i + 2]);
+        if (i + 1 < n) mps_prefetch_data(core[i + 1]);
         int rc = mps_obs_step(s, K, self->Pmax, act[i], invalid_as_wait, obs + i * self->dim, mask + i * (K + 1),
                               slot + i * K, rew + i, done + i);
         if (rc != 0) {
@@ -1217,7 +1248,9 @@ static PyObject *Batch_step(PyObject *obj, PyObject *args) {
 static PyMethodDef Batch_methods[] = {
     {"set", Batch_set, METH_VARARGS, "set(i, sim): install episode i and write its first observation."},
     {"sim", Batch_sim, METH_O, "sim(i): the Sim of episode i."},
-    {"step", Batch_step, METH_VARARGS, "step(actions, invalid_as_wait) -> number of episodes that ended."},
+    {"step", Batch_step, METH_VARARGS,
+     "step(actions, invalid_as_wait[, observations]) -> number of episodes that ended; observations (optional) "
+     "becomes the buffer the observations are written to."},
     {NULL, NULL, 0, NULL},
 };
 

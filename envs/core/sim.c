@@ -54,14 +54,6 @@ static void fail(mps_sim *s, int code, const char *msg) {
 /* Packet lanes: FIFO rings of packet copies                                 */
 /* ------------------------------------------------------------------------- */
 
-static int fifo_alloc(mps_fifo *f, int64_t cap) {
-    f->cap = next_pow2(cap < 16 ? 16 : cap);
-    f->head = f->tail = 0;
-    f->head_t = MPS_NEVER;
-    f->buf = (mps_pkt *)malloc((size_t)f->cap * sizeof(mps_pkt));
-    return f->buf ? 0 : -1;
-}
-
 static inline void fifo_clear(mps_fifo *f) {
     f->head = f->tail = 0;
     f->head_t = MPS_NEVER;
@@ -75,6 +67,11 @@ static inline void fifo_pop(mps_fifo *f) {
     f->head_t = f->head < f->tail ? fifo_front(f)->t : MPS_NEVER;
 }
 
+/* Whether p lies in the episode's single allocation (see Allocation). */
+static int in_arena(const mps_sim *s, const void *p) {
+    return (const char *)p >= (const char *)s && (const char *)p < (const char *)s + s->arena_bytes;
+}
+
 static int fifo_grow(mps_sim *s, mps_fifo *f) {
     const int64_t n = fifo_count(f);
     mps_pkt *nb = (mps_pkt *)malloc((size_t)(2 * f->cap) * sizeof(mps_pkt));
@@ -83,7 +80,7 @@ static int fifo_grow(mps_sim *s, mps_fifo *f) {
         return -1;
     }
     for (int64_t i = 0; i < n; i++) nb[i] = f->buf[(f->head + i) & (f->cap - 1)];
-    free(f->buf);
+    if (!in_arena(s, f->buf)) free(f->buf); /* the first buffer is part of the episode's arena */
     f->buf = nb;
     f->cap *= 2;
     f->head = 0;
@@ -312,11 +309,70 @@ static int sort_by_deadline(int32_t *idx, int32_t n, const mps_block *blk) {
 /* Allocation                                                                */
 /* ------------------------------------------------------------------------- */
 
-#define ALLOC(ptr, n)                                                    \
-    do {                                                                 \
-        (ptr) = calloc((size_t)((n) > 0 ? (n) : 1), sizeof(*(ptr)));     \
-        if (!(ptr)) goto nomem;                                          \
+/* Places ptr (n elements) at the next cache line of the arena at base, or only counts its
+ * bytes when base is NULL. */
+#define CARVE(ptr, n)                                                                 \
+    do {                                                                              \
+        off = (off + 63) & ~(size_t)63;                                               \
+        if (base) (ptr) = (void *)(base + off);                                       \
+        off += (size_t)((n) > 0 ? (n) : 1) * sizeof(*(ptr));                          \
     } while (0)
+
+/* An episode is one allocation, its arena: the mps_sim itself followed by every array whose
+ * size the configuration fixes, each on its own cache lines, those touched at every packet
+ * first. Stepping many episodes in turn (the vector environment) then touches few pages per
+ * episode, and a clone is one copy. Outside it: a packet lane's buffer once the lane
+ * outgrows its first one (fifo_grow), and the remaining-bytes heap of mps_track_remaining.
+ *
+ * The layout for the shape in s (counts, lane capacities, schedule lengths): returns the
+ * arena's size and, when base is given, points every array of s into it. */
+static size_t lay_out(mps_sim *s, char *base) {
+    const int64_t n = s->n_blocks, np = (int64_t)s->n_blocks * s->n_paths, pieces = s->n_pieces, w = s->n_words;
+    size_t off = sizeof(mps_sim);
+    for (int j = 0; j < s->n_subflows; j++) {
+        mps_path *p = &s->paths[j];
+        CARVE(p->recvq.buf, p->recvq.cap);
+        CARVE(p->ackq.buf, p->ackq.cap);
+        CARVE(p->nackq.buf, p->nackq.cap);
+        CARVE(p->ring, p->ring_mask + 1);
+    }
+    for (int l = 0; l < s->n_links; l++) {
+        mps_link *k = &s->links[l];
+        CARVE(k->queue.buf, k->queue.cap);
+        CARVE(k->bw_start_ns, k->bw_n);
+        CARVE(k->bw_rate_bps, k->bw_n);
+    }
+    CARVE(s->new_set.bits, w);
+    CARVE(s->new_set.dl_bits, w);
+    CARVE(s->lost_set.bits, w);
+    CARVE(s->lost_set.dl_bits, w);
+    CARVE(s->todo_set.bits, w);
+    CARVE(s->todo_set.dl_bits, w);
+    CARVE(s->dl_order, n);
+    CARVE(s->dl_sorted, n);
+    CARVE(s->arrival_ns, n);
+    CARVE(s->blk, n);
+    CARVE(s->blk_inflight, np);
+    CARVE(s->blk_counted, n);
+    CARVE(s->piece_state, pieces);
+    CARVE(s->piece_received, pieces);
+    CARVE(s->piece_next_lost, pieces);
+    CARVE(s->blk_bytes_sent, np);
+    CARVE(s->first_send_ns, n);
+    CARVE(s->completion_ns, n);
+    CARVE(s->cancel_ns, n);
+    CARVE(s->duplicate_bytes, n);
+    if (s->stream_seq) CARVE(s->blk_off, n + 1);
+    if (s->receiver == MPS_RECEIVER_IN_ORDER) {
+        CARVE(s->dsn_order, pieces);
+        CARVE(s->piece_arrival_ns, pieces);
+        CARVE(s->piece_delivery_ns, pieces);
+        CARVE(s->piece_first_send_ns, pieces);
+    }
+    return (off + 63) & ~(size_t)63;
+}
+
+#undef CARVE
 
 static int64_t lane_estimate(int64_t peak_bps, int64_t delay_ns, int64_t packet_bytes) {
     /* Packets that can be on a wire of this delay at the peak rate, with headroom. */
@@ -325,36 +381,71 @@ static int64_t lane_estimate(int64_t peak_bps, int64_t delay_ns, int64_t packet_
     return 2 * (int64_t)n + 32;
 }
 
-mps_sim *mps_sim_create(const mps_config *c) {
-    mps_sim *s = calloc(1, sizeof(mps_sim));
-    if (!s) return NULL;
-    s->mss = c->mss_bytes;
-    s->header = c->header_bytes;
-    s->n_paths = c->n_paths;
-    s->n_cross = c->n_cross;
-    s->n_subflows = c->n_paths + c->n_cross;
-    s->n_links = c->n_links;
-    s->n_blocks = c->n_blocks;
-    s->receiver = c->receiver;
-    s->rbuf_bytes = c->rbuf_bytes;
-    s->drop_expired = c->drop_expired != 0;
-    s->stream_seq = c->stream_sequence != 0 && c->receiver == MPS_RECEIVER_IN_ORDER;
-    s->end_ns = c->end_ns;
-    s->max_events = c->max_events;
-    s->seed = c->seed;
-    const int32_t n = c->n_blocks, P = c->n_paths;
+static void lane_init(mps_fifo *f, int64_t cap) {
+    f->cap = next_pow2(cap < 16 ? 16 : cap);
+    fifo_clear(f);
+}
 
-    s->blk = aligned_alloc(64, (size_t)n * sizeof(mps_block)); /* one cache line per block */
-    if (!s->blk) goto nomem;
-    ALLOC(s->arrival_ns, n);
-    ALLOC(s->first_send_ns, n);
-    ALLOC(s->completion_ns, n);
-    ALLOC(s->cancel_ns, n);
-    ALLOC(s->duplicate_bytes, n);
-    ALLOC(s->blk_bytes_sent, (int64_t)n * P);
-    ALLOC(s->blk_inflight, (int64_t)n * P);
-    memcpy(s->arrival_ns, c->arrival_ns, (size_t)n * sizeof(int64_t));
+mps_sim *mps_sim_create(const mps_config *c) {
+    /* the shape first, in a scratch record, to size the arena */
+    mps_sim *shape = calloc(1, sizeof(mps_sim));
+    if (!shape) return NULL;
+    shape->mss = c->mss_bytes;
+    shape->header = c->header_bytes;
+    shape->n_paths = c->n_paths;
+    shape->n_cross = c->n_cross;
+    shape->n_subflows = c->n_paths + c->n_cross;
+    shape->n_links = c->n_links;
+    shape->n_blocks = c->n_blocks;
+    shape->receiver = c->receiver;
+    shape->rbuf_bytes = c->rbuf_bytes;
+    shape->drop_expired = c->drop_expired != 0;
+    shape->stream_seq = c->stream_sequence != 0 && c->receiver == MPS_RECEIVER_IN_ORDER;
+    shape->end_ns = c->end_ns;
+    shape->max_events = c->max_events;
+    shape->seed = c->seed;
+    const int32_t n = c->n_blocks;
     int64_t pieces = 0;
+    for (int32_t b = 0; b < n; b++) pieces += ((int64_t)c->size_bytes[b] + shape->mss - 1) / shape->mss;
+    shape->n_pieces = pieces;
+    shape->n_words = (n + 63) / 64;
+    const int64_t pkt_bytes = (int64_t)shape->mss + shape->header;
+    int64_t peak[MPS_MAX_LINKS];
+    for (int l = 0; l < c->n_links; l++) {
+        const mps_link_config *lc = &c->links[l];
+        shape->links[l].bw_n = lc->bw_n;
+        peak[l] = 0;
+        for (int32_t i = 0; i < lc->bw_n; i++)
+            if (lc->bw_rate_bps[i] > peak[l]) peak[l] = lc->bw_rate_bps[i];
+        lane_init(&shape->links[l].queue, clamp64(lc->queue_bytes / pkt_bytes * 2 + 16, 16, 65536));
+    }
+    for (int j = 0; j < shape->n_subflows; j++) {
+        const mps_subflow_config *pc = &c->subflows[j];
+        mps_path *p = &shape->paths[j];
+        const int64_t rate = peak[pc->link];
+        const int64_t rtt_lane = lane_estimate(rate, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes);
+        const int lossy = pc->loss_threshold > 0 || pc->loss_model == MPS_LOSS_GILBERT_ELLIOTT;
+        p->window_based = mps_cc_table[pc->cc]->window_based;
+        p->ring_mask = pc->ring_capacity - 1;
+        lane_init(&p->recvq, lane_estimate(rate, pc->fwd_delay_ns, pkt_bytes));
+        lane_init(&p->ackq, rtt_lane);
+        lane_init(&p->nackq, lossy && !p->window_based ? rtt_lane : 16);
+    }
+    const size_t bytes = lay_out(shape, NULL);
+    mps_sim *s = aligned_alloc(64, bytes);
+    if (!s) {
+        free(shape);
+        return NULL;
+    }
+    /* only the record is cleared: every array is written before it is read (by the copies
+     * below or by mps_sim_reset), so pages an episode never touches are never made resident */
+    memcpy(s, shape, sizeof(mps_sim));
+    free(shape);
+    s->arena_bytes = bytes;
+    lay_out(s, (char *)s);
+
+    memcpy(s->arrival_ns, c->arrival_ns, (size_t)n * sizeof(int64_t));
+    pieces = 0;
     for (int32_t b = 0; b < n; b++) {
         mps_block *k = &s->blk[b];
         memset(k, 0, sizeof *k);
@@ -365,61 +456,35 @@ mps_sim *mps_sim_create(const mps_config *c) {
         k->piece_off = (int32_t)pieces;
         pieces += piece_count(s, k);
     }
-    s->n_pieces = pieces;
-    ALLOC(s->piece_state, s->n_pieces);
-    ALLOC(s->piece_received, s->n_pieces);
-    ALLOC(s->piece_next_lost, s->n_pieces);
+    if (s->receiver == MPS_RECEIVER_IN_ORDER) /* its view shows positions not yet given as 0 */
+        memset(s->dsn_order, 0, (size_t)s->n_pieces * sizeof(int32_t));
     if (s->stream_seq) {
-        ALLOC(s->blk_off, (int64_t)n + 1);
         s->blk_off[0] = 0;
         for (int32_t b = 0; b < n; b++) s->blk_off[b + 1] = s->blk_off[b] + s->blk[b].size_bytes;
     }
-    if (s->receiver == MPS_RECEIVER_IN_ORDER) {
-        ALLOC(s->dsn_order, s->n_pieces);
-        ALLOC(s->piece_arrival_ns, s->n_pieces);
-        ALLOC(s->piece_delivery_ns, s->n_pieces);
-        ALLOC(s->piece_first_send_ns, s->n_pieces);
-    }
-    s->n_words = (n + 63) / 64;
-    ALLOC(s->new_set.bits, s->n_words);
-    ALLOC(s->new_set.dl_bits, s->n_words);
-    ALLOC(s->lost_set.bits, s->n_words);
-    ALLOC(s->lost_set.dl_bits, s->n_words);
-    ALLOC(s->todo_set.bits, s->n_words);
-    ALLOC(s->todo_set.dl_bits, s->n_words);
-    ALLOC(s->dl_order, n);
-    ALLOC(s->dl_sorted, n);
-    ALLOC(s->blk_counted, n);
     for (int32_t b = 0; b < n; b++) s->dl_order[b] = b;
-    if (sort_by_deadline(s->dl_order, n, s->blk) != 0) goto nomem;
+    if (sort_by_deadline(s->dl_order, n, s->blk) != 0) {
+        free(s);
+        return NULL;
+    }
     for (int32_t r = 0; r < n; r++) {
         s->blk[s->dl_order[r]].dl_rank = r;
         s->dl_sorted[r] = s->blk[s->dl_order[r]].deadline_ns;
     }
-
-    const int64_t pkt_bytes = (int64_t)s->mss + s->header;
-    int64_t peak[MPS_MAX_LINKS];
     for (int l = 0; l < c->n_links; l++) {
         const mps_link_config *lc = &c->links[l];
         mps_link *k = &s->links[l];
         k->queue_bytes = lc->queue_bytes;
-        k->bw_n = lc->bw_n;
         k->bw_cycle_ns = lc->bw_cycle_ns;
-        ALLOC(k->bw_start_ns, lc->bw_n);
-        ALLOC(k->bw_rate_bps, lc->bw_n);
         memcpy(k->bw_start_ns, lc->bw_start_ns, (size_t)lc->bw_n * sizeof(int64_t));
         memcpy(k->bw_rate_bps, lc->bw_rate_bps, (size_t)lc->bw_n * sizeof(int64_t));
         k->cycle_work = cycle_work(k);
-        peak[l] = 0;
-        for (int32_t i = 0; i < lc->bw_n; i++)
-            if (lc->bw_rate_bps[i] > peak[l]) peak[l] = lc->bw_rate_bps[i];
-        if (fifo_alloc(&k->queue, clamp64(lc->queue_bytes / pkt_bytes * 2 + 16, 16, 65536)) != 0) goto nomem;
     }
     for (int j = 0; j < s->n_subflows; j++) {
         const mps_subflow_config *pc = &c->subflows[j];
         mps_path *p = &s->paths[j];
         p->link = pc->link;
-        p->is_cross = j >= P;
+        p->is_cross = j >= s->n_paths;
         p->fwd_delay_ns = pc->fwd_delay_ns;
         p->rev_delay_ns = pc->rev_delay_ns;
         p->loss_model = pc->loss_model;
@@ -428,27 +493,29 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->ge_r_threshold = pc->ge_r_threshold;
         p->ge_bad_loss_threshold = pc->ge_bad_loss_threshold;
         p->cc = pc->cc;
-        p->window_based = mps_cc_table[pc->cc]->window_based;
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
         p->start_ns = pc->start_ns;
         p->stop_ns = pc->stop_ns;
-        ALLOC(p->ring, pc->ring_capacity);
-        p->ring_mask = pc->ring_capacity - 1;
-        const int64_t rate = peak[pc->link];
-        const int64_t rtt_lane = lane_estimate(rate, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes);
-        const int lossy = pc->loss_threshold > 0 || pc->loss_model == MPS_LOSS_GILBERT_ELLIOTT;
-        if (fifo_alloc(&p->recvq, lane_estimate(rate, pc->fwd_delay_ns, pkt_bytes)) != 0 ||
-            fifo_alloc(&p->ackq, rtt_lane) != 0 || fifo_alloc(&p->nackq, lossy && !p->window_based ? rtt_lane : 16) != 0)
-            goto nomem;
     }
     mps_sim_reset(s, c->seed);
     return s;
-nomem:
-    mps_sim_free(s);
-    return NULL;
 }
+
+/* The lanes of a simulation, for the loops that treat them alike. */
+static int lanes_of(mps_sim *s, mps_fifo **out) {
+    int m = 0;
+    for (int l = 0; l < s->n_links; l++) out[m++] = &s->links[l].queue;
+    for (int j = 0; j < s->n_subflows; j++) {
+        out[m++] = &s->paths[j].recvq;
+        out[m++] = &s->paths[j].ackq;
+        out[m++] = &s->paths[j].nackq;
+    }
+    return m;
+}
+
+#define MPS_MAX_LANES (MPS_MAX_LINKS + 3 * MPS_MAX_SUBFLOWS)
 
 /* dst = a copy of n elements of src in fresh memory (NULL stays NULL); to nomem when memory runs out. */
 #define DUP(dst, src, n)                                                          \
@@ -461,85 +528,45 @@ nomem:
         }                                                                         \
     } while (0)
 
-static int fifo_copy(mps_fifo *dst, const mps_fifo *src) {
-    *dst = *src;
-    dst->buf = malloc((size_t)src->cap * sizeof(mps_pkt));
-    if (!dst->buf) return -1;
-    memcpy(dst->buf, src->buf, (size_t)src->cap * sizeof(mps_pkt));
-    return 0;
-}
-
 mps_sim *mps_sim_clone(const mps_sim *s) {
-    mps_sim *c = malloc(sizeof(mps_sim));
+    mps_sim *c = aligned_alloc(64, s->arena_bytes);
     if (!c) return NULL;
-    memcpy(c, s, sizeof(mps_sim));
-    /* every pointer is the copy's own from here on, NULL until allocated, so that
-     * mps_sim_free can undo a partial copy */
-    c->blk_off = NULL;
-    c->blk = NULL;
-    c->arrival_ns = c->first_send_ns = c->completion_ns = c->cancel_ns = c->duplicate_bytes = NULL;
-    c->blk_bytes_sent = c->blk_inflight = NULL;
-    c->piece_state = c->piece_received = NULL;
-    c->piece_next_lost = NULL;
-    c->new_set = c->lost_set = c->todo_set = (mps_blockset){NULL, NULL};
-    c->dl_order = NULL;
-    c->dl_sorted = NULL;
-    c->blk_counted = c->flying = c->flying_pos = c->rem_heap = c->rem_heap_pos = NULL;
-    c->dsn_order = NULL;
-    c->piece_arrival_ns = c->piece_delivery_ns = c->piece_first_send_ns = NULL;
-    for (int l = 0; l < MPS_MAX_LINKS; l++) {
-        c->links[l].bw_start_ns = c->links[l].bw_rate_bps = NULL;
-        c->links[l].queue.buf = NULL;
-    }
-    for (int j = 0; j < MPS_MAX_SUBFLOWS; j++) {
-        c->paths[j].ring = NULL;
-        c->paths[j].recvq.buf = c->paths[j].ackq.buf = c->paths[j].nackq.buf = NULL;
-    }
-    const int64_t n = s->n_blocks, np = (int64_t)s->n_blocks * s->n_paths, pieces = s->n_pieces, w = s->n_words;
-    c->blk = aligned_alloc(64, (size_t)(n > 0 ? n : 1) * sizeof(mps_block));
-    if (!c->blk) goto nomem;
-    memcpy(c->blk, s->blk, (size_t)n * sizeof(mps_block));
-    DUP(c->blk_off, s->blk_off, n + 1);
-    DUP(c->arrival_ns, s->arrival_ns, n);
-    DUP(c->first_send_ns, s->first_send_ns, n);
-    DUP(c->completion_ns, s->completion_ns, n);
-    DUP(c->cancel_ns, s->cancel_ns, n);
-    DUP(c->duplicate_bytes, s->duplicate_bytes, n);
-    DUP(c->blk_bytes_sent, s->blk_bytes_sent, np);
-    DUP(c->blk_inflight, s->blk_inflight, np);
-    DUP(c->piece_state, s->piece_state, pieces);
-    DUP(c->piece_received, s->piece_received, pieces);
-    DUP(c->piece_next_lost, s->piece_next_lost, pieces);
-    DUP(c->new_set.bits, s->new_set.bits, w);
-    DUP(c->new_set.dl_bits, s->new_set.dl_bits, w);
-    DUP(c->lost_set.bits, s->lost_set.bits, w);
-    DUP(c->lost_set.dl_bits, s->lost_set.dl_bits, w);
-    DUP(c->todo_set.bits, s->todo_set.bits, w);
-    DUP(c->todo_set.dl_bits, s->todo_set.dl_bits, w);
-    DUP(c->dl_order, s->dl_order, n);
-    DUP(c->dl_sorted, s->dl_sorted, n);
-    DUP(c->blk_counted, s->blk_counted, n);
-    DUP(c->flying, s->flying, n);
-    DUP(c->flying_pos, s->flying_pos, n);
-    DUP(c->rem_heap, s->rem_heap, n);
-    DUP(c->rem_heap_pos, s->rem_heap_pos, n);
-    DUP(c->dsn_order, s->dsn_order, pieces);
-    DUP(c->piece_arrival_ns, s->piece_arrival_ns, pieces);
-    DUP(c->piece_delivery_ns, s->piece_delivery_ns, pieces);
-    DUP(c->piece_first_send_ns, s->piece_first_send_ns, pieces);
+    memcpy(c, s, s->arena_bytes);
+    /* Every array in the arena moves with it (same offsets, so one shift of each pointer);
+     * those outside it are the copy's own from here on, NULL until copied, so that
+     * mps_sim_free can undo a partial copy. */
+    const ptrdiff_t shift = (char *)c - (char *)s;
+    void **inside[] = {
+        (void **)&c->blk, (void **)&c->arrival_ns, (void **)&c->first_send_ns, (void **)&c->completion_ns,
+        (void **)&c->cancel_ns, (void **)&c->duplicate_bytes, (void **)&c->blk_bytes_sent, (void **)&c->blk_inflight,
+        (void **)&c->piece_state, (void **)&c->piece_received, (void **)&c->piece_next_lost, (void **)&c->blk_off,
+        (void **)&c->new_set.bits, (void **)&c->new_set.dl_bits, (void **)&c->lost_set.bits,
+        (void **)&c->lost_set.dl_bits, (void **)&c->todo_set.bits, (void **)&c->todo_set.dl_bits,
+        (void **)&c->dl_order, (void **)&c->dl_sorted, (void **)&c->blk_counted, (void **)&c->dsn_order,
+        (void **)&c->piece_arrival_ns, (void **)&c->piece_delivery_ns, (void **)&c->piece_first_send_ns,
+    };
+    for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++)
+        if (*inside[i]) *inside[i] = (char *)*inside[i] + shift;
     for (int l = 0; l < s->n_links; l++) {
-        const mps_link *k = &s->links[l];
-        DUP(c->links[l].bw_start_ns, k->bw_start_ns, k->bw_n);
-        DUP(c->links[l].bw_rate_bps, k->bw_rate_bps, k->bw_n);
-        if (fifo_copy(&c->links[l].queue, &k->queue) != 0) goto nomem;
+        c->links[l].bw_start_ns = (int64_t *)((char *)c->links[l].bw_start_ns + shift);
+        c->links[l].bw_rate_bps = (int64_t *)((char *)c->links[l].bw_rate_bps + shift);
     }
-    for (int j = 0; j < s->n_subflows; j++) {
-        const mps_path *p = &s->paths[j];
-        DUP(c->paths[j].ring, p->ring, p->ring_mask + 1);
-        if (fifo_copy(&c->paths[j].recvq, &p->recvq) != 0 || fifo_copy(&c->paths[j].ackq, &p->ackq) != 0 ||
-            fifo_copy(&c->paths[j].nackq, &p->nackq) != 0)
-            goto nomem;
-    }
+    for (int j = 0; j < s->n_subflows; j++) c->paths[j].ring = (mps_rec *)((char *)c->paths[j].ring + shift);
+    mps_fifo *src_lanes[MPS_MAX_LANES], *dst_lanes[MPS_MAX_LANES];
+    const int m = lanes_of((mps_sim *)s, src_lanes);
+    lanes_of(c, dst_lanes);
+    for (int i = 0; i < m; i++)
+        if (in_arena(s, src_lanes[i]->buf))
+            dst_lanes[i]->buf = (mps_pkt *)((char *)src_lanes[i]->buf + shift);
+        else
+            dst_lanes[i]->buf = NULL;
+    c->flying = c->flying_pos = c->rem_heap = c->rem_heap_pos = NULL;
+    for (int i = 0; i < m; i++)
+        if (!dst_lanes[i]->buf) DUP(dst_lanes[i]->buf, src_lanes[i]->buf, src_lanes[i]->cap);
+    DUP(c->flying, s->flying, s->n_blocks);
+    DUP(c->flying_pos, s->flying_pos, s->n_blocks);
+    DUP(c->rem_heap, s->rem_heap, s->n_blocks);
+    DUP(c->rem_heap_pos, s->rem_heap_pos, s->n_blocks);
     return c;
 nomem:
     mps_sim_free(c);
@@ -550,48 +577,14 @@ nomem:
 
 void mps_sim_free(mps_sim *s) {
     if (!s) return;
-    free(s->blk);
-    free(s->arrival_ns);
-    free(s->first_send_ns);
-    free(s->completion_ns);
-    free(s->cancel_ns);
-    free(s->duplicate_bytes);
-    free(s->blk_bytes_sent);
-    free(s->blk_inflight);
-    free(s->piece_state);
-    free(s->piece_received);
-    free(s->piece_next_lost);
-    free(s->dsn_order);
-    free(s->blk_off);
-    free(s->piece_arrival_ns);
-    free(s->piece_delivery_ns);
-    free(s->piece_first_send_ns);
-    free(s->new_set.bits);
-    free(s->new_set.dl_bits);
-    free(s->lost_set.bits);
-    free(s->lost_set.dl_bits);
-    free(s->todo_set.bits);
-    free(s->todo_set.dl_bits);
-    free(s->dl_order);
-    free(s->dl_sorted);
-    free(s->blk_counted);
+    mps_fifo *lanes[MPS_MAX_LANES];
+    const int m = lanes_of(s, lanes);
+    for (int i = 0; i < m; i++)
+        if (!in_arena(s, lanes[i]->buf)) free(lanes[i]->buf);
     free(s->flying);
     free(s->flying_pos);
     free(s->rem_heap);
     free(s->rem_heap_pos);
-    for (int l = 0; l < MPS_MAX_LINKS; l++) {
-        mps_link *k = &s->links[l];
-        free(k->bw_start_ns);
-        free(k->bw_rate_bps);
-        free(k->queue.buf);
-    }
-    for (int j = 0; j < MPS_MAX_SUBFLOWS; j++) {
-        mps_path *p = &s->paths[j];
-        free(p->ring);
-        free(p->recvq.buf);
-        free(p->ackq.buf);
-        free(p->nackq.buf);
-    }
     free(s);
 }
 
@@ -1610,4 +1603,50 @@ double mps_take_reward(mps_sim *s) {
     const double r = s->reward;
     s->reward = 0.0;
     return r;
+}
+
+/* ------------------------------------------------------------------------- */
+/* Prefetch (many episodes stepped in turn)                                  */
+/* ------------------------------------------------------------------------- */
+
+static inline void prefetch_lines(const void *p, size_t bytes) {
+    const char *c = (const char *)p;
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 1, 3);
+}
+
+static inline void prefetch_front(const mps_fifo *f) {
+    if (f->head != f->tail) __builtin_prefetch(&f->buf[f->head & (f->cap - 1)], 1, 3);
+}
+
+void mps_prefetch_state(const mps_sim *s) {
+    prefetch_lines(s, offsetof(mps_sim, links));
+    prefetch_lines(&s->links[0], (size_t)s->n_links * sizeof(mps_link));
+    for (int j = 0; j < s->n_subflows; j++) prefetch_lines(&s->paths[j], offsetof(mps_path, scan_pn));
+}
+
+void mps_prefetch_data(const mps_sim *s) {
+    for (int j = 0; j < s->n_subflows; j++) {
+        const mps_path *p = &s->paths[j];
+        prefetch_front(&p->recvq);
+        prefetch_front(&p->ackq);
+        prefetch_front(&p->nackq);
+        __builtin_prefetch(&p->ring[p->oldest_pn & p->ring_mask], 1, 3);
+        __builtin_prefetch(&p->ring[p->next_pn & p->ring_mask], 1, 3);
+    }
+    for (int l = 0; l < s->n_links; l++) {
+        const mps_link *k = &s->links[l];
+        prefetch_front(&k->queue);
+        __builtin_prefetch(&k->queue.buf[k->queue.tail & (k->queue.cap - 1)], 1, 3);
+        __builtin_prefetch(&k->bw_start_ns[k->now_seg.k], 0, 3);
+        __builtin_prefetch(&k->bw_rate_bps[k->now_seg.k], 0, 3);
+    }
+    if (s->n_arrived < s->n_blocks) __builtin_prefetch(&s->arrival_ns[s->n_arrived], 0, 3);
+    if (s->dl_cut < s->n_blocks) {
+        __builtin_prefetch(&s->dl_sorted[s->dl_cut], 0, 3);
+        __builtin_prefetch(&s->dl_order[s->dl_cut], 0, 3);
+    }
+    const int32_t w = s->dl_low_word < s->n_words ? s->dl_low_word : 0;
+    __builtin_prefetch(&s->new_set.dl_bits[w], 1, 3);
+    __builtin_prefetch(&s->lost_set.dl_bits[w], 1, 3);
+    __builtin_prefetch(&s->todo_set.dl_bits[w], 1, 3);
 }

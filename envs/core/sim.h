@@ -5,9 +5,9 @@
  * numbers below refer to it. Plain C11, no Python: the binding lives in module.c.
  *
  * Units: time in integer nanoseconds, sizes in integer bytes, rates in integer bits/s.
- * Memory is allocated by mps_sim_create() only; the event loop never allocates, except
- * that an in-network packet lane doubles its capacity in the rare case that more packets
- * are in flight than its initial estimate.
+ * Memory is allocated by mps_sim_create() only, in one block (the record and every array
+ * after it); the event loop never allocates, except that an in-network packet lane doubles
+ * its capacity in the rare case that more packets are in flight than its initial estimate.
  *
  * Subflows: the P paths of the multipath connection are subflows 0..P-1; the C greedy
  * cross flows competing with it are subflows P..P+C-1. Links are bottlenecks that any
@@ -266,6 +266,7 @@ typedef struct {
 } mps_blockset;
 
 struct mps_sim {
+    size_t arena_bytes; /* this record and the arrays after it: one allocation (mps_sim_create) */
     int32_t mss, header, n_paths, n_cross, n_subflows, n_links, n_blocks;
     int32_t receiver;
     int64_t rbuf_bytes;
@@ -276,6 +277,25 @@ struct mps_sim {
     int32_t stream_seq;
     int64_t *blk_off; /* stream sequence: byte offset of each block in the stream, n_blocks + 1 */
     int32_t win_k;    /* stream sequence: first block not wholly inside the receive window */
+
+    /* event state (8) */
+    int32_t n_arrived;
+    int32_t n_arriving; /* blocks that arrive at all: n_blocks, fewer after mps_hold_future */
+    int64_t now;
+    int64_t last_event_ns;
+    int32_t done;
+    uint8_t cross_started[MPS_MAX_CROSS];
+    /* decision rounds (9) */
+    int32_t in_rounds, round_j, sent_any, pending;
+    int64_t published_ns; /* time at which the paths' rates were last written (10) */
+    uint8_t waited[MPS_MAX_PATHS];
+    int64_t decisions;
+    int64_t max_events; /* 0: no budget */
+    int64_t events; /* events processed this episode (8), against cfg.max_events */
+    int64_t policy_work; /* blocks native decisions looked at (mps_charge_work), also against it */
+    double reward;       /* weight of on-time completions not yet taken */
+    double reward_total;
+    int32_t error; /* enum mps_error: the episode stopped on it */
 
     mps_block *blk;
     /* cold per-block arrays */
@@ -326,29 +346,12 @@ struct mps_sim {
     int64_t *piece_delivery_ns;
     int64_t *piece_first_send_ns;
 
+    /* last, so that the fields above share a few cache lines and pages: most of these
+     * records are unused (a scenario has few links and subflows) */
     mps_link links[MPS_MAX_LINKS];
     mps_path paths[MPS_MAX_SUBFLOWS];
 
-    /* event state (8) */
-    int32_t n_arrived;
-    int32_t n_arriving; /* blocks that arrive at all: n_blocks, fewer after mps_hold_future */
-    int64_t now;
-    int64_t last_event_ns;
-    int32_t done;
-    uint8_t cross_started[MPS_MAX_CROSS];
-    /* decision rounds (9) */
-    int32_t in_rounds, round_j, sent_any, pending;
-    int64_t published_ns; /* time at which the paths' rates were last written (10) */
-    uint8_t waited[MPS_MAX_PATHS];
-    int64_t decisions;
-    int64_t max_events; /* 0: no budget */
-    int64_t events; /* events processed this episode (8), against cfg.max_events */
-    int64_t policy_work; /* blocks native decisions looked at (mps_charge_work), also against it */
-    double reward;       /* weight of on-time completions not yet taken */
-    double reward_total;
-
-    int32_t error;
-    char errmsg[160];
+    char errmsg[160]; /* what went wrong, when error is set */
 };
 
 /* Checks a configuration against the ranges of docs/model.md section 1.
@@ -392,6 +395,13 @@ int mps_run_until(mps_sim *s, mps_policy *policy, int64_t until_ns);
  * this simulation replays the episode on them, so hold a clone, never the original. */
 void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed);
 
+/* Hints for a caller that steps many episodes in turn (the vector environment): start
+ * loading what the next step of s reads first, so that the misses overlap other work.
+ * They change nothing. mps_prefetch_state fetches the record itself; mps_prefetch_data
+ * reads it (so call it once the state has had time to arrive) and fetches the heads of
+ * the packet lanes, the send records, the bandwidth segment and the deadline cursor. */
+void mps_prefetch_state(const mps_sim *s);
+void mps_prefetch_data(const mps_sim *s);
 int mps_path_ready(const mps_sim *s, int j);
 int32_t mps_first_sendable(mps_sim *s);
 /* The lowest word of new_set | lost_set (mps_sendable_floor), or of todo_set by block

@@ -34,7 +34,6 @@ from .common import (
     check_timing,
     check_weight,
     grid,
-    lookup,
     size_factors,
     video_deadline,
     whole_bytes,
@@ -92,17 +91,21 @@ def generate(cfg: dict[str, Any], end_ns: int, rng: np.random.Generator, base_di
     ratio = cfg["size_ratio"]
     arrival = grid(to_ns(cfg["start_s"]), end_ns, 1e9 / fps)
     index = np.arange(arrival.size)
-    kinds = np.array(list(gop), dtype=object)[index % len(gop)]
+    position = index % len(gop)  # of each frame in its group of pictures
+
+    def per_frame(by_letter: dict[str, Any], dtype: type) -> np.ndarray:
+        return np.array([by_letter[letter] for letter in gop], dtype=dtype)[position]
+
     gop_bytes = cfg["bitrate_mbps"] * 1e6 / 8 * len(gop) / fps
     unit = gop_bytes / math.fsum(ratio[letter] for letter in gop)
-    sizes = np.array(lookup(kinds, ratio), dtype=np.float64) * unit
+    sizes = per_frame(ratio, np.float64) * unit
     return BlockTable(
         arrival,
         whole_bytes(sizes * size_factors(rng, cfg["size_cv"], arrival.size)),
         video_deadline(cfg, arrival, index, fps),
-        np.array(lookup(kinds, cfg["priority"]), dtype=np.int64),
-        np.array(lookup(kinds, cfg["weight"]), dtype=np.float64),
-        kinds,
+        per_frame(cfg["priority"], np.int64),
+        per_frame(cfg["weight"], np.float64),
+        np.array(list(gop), dtype=object)[position],
         index,
         fps,
     )

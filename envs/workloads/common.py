@@ -212,7 +212,7 @@ def whole_bytes(sizes: np.ndarray) -> np.ndarray:
 
 def lookup(keys: np.ndarray, values: Mapping[str, _T]) -> list[_T]:
     """``values[key]`` for every key, in order."""
-    return [values[key] for key in keys]
+    return [values[key] for key in keys.tolist()]  # a list iterates faster than an object array
 
 
 def with_deadline(arrival: np.ndarray, deadline_ms: float) -> np.ndarray:

@@ -171,9 +171,11 @@ def _readonly_kinds(values: Any) -> np.ndarray:
     array = np.asarray(values, dtype=object)
     if array.ndim != 1:
         raise ValueError(f"kind must be a 1-D array; got shape {array.shape}")
-    for i, item in enumerate(array):
-        if not isinstance(item, str):
-            raise ValueError(f"kind must hold strings; kind[{i}] = {item!r}")
+    # the element types first (a C-level pass; a table holds a few distinct kinds), the
+    # offending row only when some type is not a string
+    if not all(issubclass(t, str) for t in set(map(type, array))):
+        i, item = next((i, x) for i, x in enumerate(array) if not isinstance(x, str))
+        raise ValueError(f"kind must hold strings; kind[{i}] = {item!r}")
     result = array.copy()
     result.setflags(write=False)
     return result

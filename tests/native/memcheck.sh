@@ -4,7 +4,9 @@
 #      episodes with random loss, an episode with every part of the model (rich.yaml:
 #      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, in-order receiver)
 #      and one with expired blocks dropped, natively (every native baseline) and through
-#      the observation API, under valgrind memcheck; any error or definite leak fails;
+#      the observation API, and one of one-byte packets whose lanes outgrow the episode's
+#      single allocation (tiny_packets.yaml), under valgrind memcheck; any error or
+#      definite leak fails;
 #   2. the same driver built with AddressSanitizer and UndefinedBehaviorSanitizer, on the
 #      same runs and on every scenario of the fuzz corpus (tests/fuzz/corpus: accepted
 #      inputs of the fuzz harness, one per kind of exercise) with every native baseline;
@@ -35,6 +37,7 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 "$python" "$here/dump_episode.py" dams-dynamic-1-rtt-40 4 "$work/expiring.txt" --drop-expired --duration 10
 "$python" "$here/dump_episode.py" "$here/deep_backlog.yaml" 6 "$work/deep.txt"
 "$python" "$here/dump_episode.py" "$here/on_off.yaml" 7 "$work/onoff.txt" --drop-expired
+"$python" "$here/dump_episode.py" "$here/tiny_packets.yaml" 8 "$work/tiny.txt"
 flags=(-std=c11 -g -Wall -Wextra -Wno-unused-parameter -I"$src")
 gcc -O1 "${flags[@]}" -o "$work/episode_main" "$here/episode_main.c" "${sources[@]}" -lm
 
@@ -53,6 +56,8 @@ runs=(
     "stream.txt step-clone 8 8 2 20000"
     "expiring.txt run minrtt"
     "onoff.txt step 4 8 2 30000"
+    "tiny.txt run minrtt"
+    "tiny.txt step-clone 4 8 2 20000"
     "rich.txt lookahead minrtt"
     "stream.txt lookahead minrtt"
 )
@@ -71,7 +76,7 @@ done
 
 # episodes replaced by their clones every 97 steps end exactly where the originals do,
 # and so do runs stopped for look-aheads
-for episode in rich stream; do
+for episode in rich stream tiny; do
     stepped=$("$work/episode_main" "$work/$episode.txt" step 8 8 3 30000)
     cloned=$("$work/episode_main" "$work/$episode.txt" step-clone 8 8 3 30000)
     echo "== clones continue as the originals ($episode): $cloned"
