@@ -26,7 +26,7 @@ from mpsched.experiments.report import (
     optimum_problems,
     policy_table,
 )
-from mpsched.experiments.report.claims import evaluate_claim
+from mpsched.experiments.report.claims import ClaimOutcome, evaluate_claim, scoreboard, verdict
 from mpsched.experiments.report.stats import ReportContext, t975
 from mpsched.experiments.sweep import SuiteResults
 
@@ -155,17 +155,86 @@ def test_policy_table_ranks_by_the_per_seed_means() -> None:
 
 def test_claims() -> None:
     ctx = context(synthetic())
-    text, value = evaluate_claim(ctx, {"kind": "max_diff", "group": "g", "a": "a", "b": "b", "metric": "on_time_rate"})
-    assert value == pytest.approx(0.12) and "+12.0 points" in text
-    assert evaluate_claim(ctx, {"kind": "ratio", "a": "b", "b": "a", "metric": "goodput_bps"})[1] == \
+    out = evaluate_claim(ctx, {"kind": "max_diff", "group": "g", "a": "a", "b": "b", "metric": "on_time_rate"})
+    assert out.value == pytest.approx(0.12) and "+12.0 points" in out.text
+    assert evaluate_claim(ctx, {"kind": "ratio", "a": "b", "b": "a", "metric": "goodput_bps"}).value == \
         pytest.approx(0.55 / 0.67)
-    assert evaluate_claim(ctx, {"kind": "reduction", "a": "a", "b": "b", "metric": "rebuffer_s"})[1] == \
+    assert evaluate_claim(ctx, {"kind": "reduction", "a": "a", "b": "b", "metric": "rebuffer_s"}).value == \
         pytest.approx(1 - 3.8 / 5.0)
     assert evaluate_claim(ctx, {"kind": "count", "a": "a", "b": "b", "op": ">", "metric": "on_time_rate"}) == \
-        ("2 of 2 cases (s1: a 0.620 vs b 0.500; s2: a 0.720 vs b 0.600)", 1.0)
-    assert evaluate_claim(ctx, {"kind": "best", "policy": "a", "among": ["a", "b"], "metric": "on_time_rate"})[1] == 1.0
-    assert evaluate_claim(ctx, {"kind": "value", "policy": "b", "metric": "goodput_bps", "scenarios": ["s2"]}) == \
-        ("b: 0.60 Mbit/s", pytest.approx(600000.0))
+        ClaimOutcome("2 of 2 cases (s1: a 0.620 vs b 0.500; s2: a 0.720 vs b 0.600)", 1.0, 2, 2, 0)
+    assert evaluate_claim(ctx, {"kind": "best", "policy": "a", "among": ["a", "b"],
+                                "metric": "on_time_rate"}).value == 1.0
+    out = evaluate_claim(ctx, {"kind": "value", "policy": "b", "metric": "goodput_bps", "scenarios": ["s2"]})
+    assert (out.text, out.value) == ("b: 0.60 Mbit/s", pytest.approx(600000.0))
+
+
+def with_policies(extra: dict[str, dict[str, float]]) -> ReportContext:
+    """The synthetic suite plus policies whose on-time rate is the same in every seed:
+    ``{policy: {scenario: value}}``."""
+    res = synthetic()
+    rows = [res.rows]
+    for policy, by_scenario in extra.items():
+        for scenario, value in by_scenario.items():
+            copy = res.rows[(res.rows["policy"] == "b") & (res.rows["scenario"] == scenario)].copy()
+            copy["policy"] = policy
+            copy["on_time_rate"] = value
+            rows.append(copy)
+    return context(SuiteResults(None, res.manifest, pd.concat(rows, ignore_index=True)))
+
+
+def test_an_ordering_claim_is_strict_and_a_tie_is_never_agreement() -> None:
+    """Policy "same" equals b (0.5 on s1, 0.6 on s2) in every case; "mixed" is above b on
+    s1 and below it on s2."""
+    ctx = with_policies({"same": {"s1": 0.5, "s2": 0.6}, "mixed": {"s1": 0.55, "s2": 0.58}})
+    everywhere = {"op": ">=", "value": 1.0}
+    tie = {"kind": "count", "a": "same", "b": "b", "op": ">", "metric": "on_time_rate", "expect": everywhere}
+    out = evaluate_claim(ctx, tie)
+    assert (out.hold, out.total, out.ties) == (0, 2, 2) and "0 of 2 cases, 2 ties" in out.text
+    assert verdict(tie, out) == "not reproduced"
+    nearly = {**tie, "margin": 0.01}  # "greater than or nearly equal": the tie holds
+    assert verdict(nearly, evaluate_claim(ctx, nearly)) == "reproduced"
+    some = {**tie, "a": "mixed"}
+    out = evaluate_claim(ctx, some)
+    assert (out.hold, out.ties) == (1, 0) and verdict(some, out) == "partly"
+    with pytest.raises(ReportError, match="strict"):
+        evaluate_claim(ctx, {**tie, "op": ">="})
+    best = {"kind": "best", "policy": "same", "among": ["b", "same"], "metric": "on_time_rate",
+            "expect": everywhere}
+    out = evaluate_claim(ctx, best)
+    assert out.value == 0.0 and "tied in 2" in out.text and verdict(best, out) == "not reproduced"
+    assert evaluate_claim(ctx, {**best, "policy": "a", "among": ["a", "b", "same"]}).value == 1.0
+
+
+def test_a_claim_with_a_number_is_checked_against_it_with_a_tolerance() -> None:
+    """b's goodput over a's is 0.55 / 0.67 = 0.821: within 25 % of a paper's 0.8, outside
+    it for 0.5 (the ordering, below 1, still holds: partly), and without an ordering a
+    number outside tolerance is not reproduced."""
+    ctx = context(synthetic())
+    claim = {"kind": "ratio", "a": "b", "b": "a", "metric": "goodput_bps", "expect": {"op": "<", "value": 1.0},
+             "magnitude": {"value": 0.8, "rel_tol": 0.25}}
+    out = evaluate_claim(ctx, claim)
+    assert verdict(claim, out) == "reproduced"
+    assert verdict({**claim, "magnitude": {"value": 0.5, "rel_tol": 0.25}}, out) == "partly"
+    assert verdict({**claim, "magnitude": {"value": 0.8, "abs_tol": 0.021}}, out) == "reproduced"
+    assert verdict({**claim, "magnitude": {"value": 0.8, "abs_tol": 0.02}}, out) == "partly"
+    alone = {k: v for k, v in claim.items() if k != "expect"}
+    assert verdict({**alone, "magnitude": {"value": 0.5, "rel_tol": 0.25}}, out) == "not reproduced"
+    assert verdict({**claim, "expect": {"op": ">", "value": 1.0}}, out) == "not reproduced"
+    with pytest.raises(ReportError, match="one of rel_tol or abs_tol"):
+        verdict({**claim, "magnitude": {"value": 0.8}}, out)
+    not_yet = {"paper": "an example never run", "attempted": False, "why": "needs a solver"}
+    out = evaluate_claim(ctx, not_yet)
+    assert out.text == "needs a solver" and verdict(not_yet, out) == "not attempted"
+    assert scoreboard(["partly", "reproduced", "partly"]) == \
+        {"reproduced": 1, "partly": 2, "not reproduced": 0, "not attempted": 0}
+
+
+def test_the_report_counts_its_claims_by_verdict(tmp_path: Path) -> None:
+    md = build_report([synthetic()], tmp_path / "claims").read_text()
+    assert "**The paper's claims** (1, table at the end): 1 reproduced, 0 partly, 0 not reproduced, " \
+           "0 not attempted." in md
+    assert "| where | paper | check | paper's number | tolerance | ours | verdict |" in md
 
 
 def test_block_statistics_and_active_streams() -> None:
@@ -251,7 +320,8 @@ def test_report_from_stored_results_is_reproducible(swept: Path, tmp_path: Path)
     md1 = build_report(swept, tmp_path / "a").read_text()
     md2 = build_report(swept, tmp_path / "b").read_text()
     assert md1 == md2
-    assert "| where | paper | ours | agrees |" in md1 and "best in 2 of 2 scenarios | yes |" in md1
+    assert "| where | paper | check | paper's number | tolerance | ours | verdict |" in md1
+    assert "best in 2 of 2 scenarios | reproduced |" in md1
     assert check_images(tmp_path / "a") == 3
 
 

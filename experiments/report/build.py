@@ -21,7 +21,7 @@ from ..sweep import (
     SuiteResults,
     load_results,
 )
-from .claims import evaluate_claim, expectation_text
+from .claims import check_text, evaluate_claim, paper_number_text, scoreboard, tolerance_text, verdict
 from .document import Block, Figure, Heading, Para, Table, render_html, render_markdown
 from .figures import FIGURES
 from .stats import (
@@ -101,6 +101,13 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
         f"policies, seeds {_seed_text(seeds)}; {_provenance(rows)}. Tables give the mean over seeds of each "
         f"seed's mean over the group's scenarios, ± the half-width of its 95 % confidence interval (Student's t), "
         f"ranked by {metric_format(rank_by).label} (`{rank_by}`)."))
+    claims = [dict(c) for c in spec.get("claims") or []]
+    outcomes = [evaluate_claim(ctx, c) for c in claims]
+    verdicts = [verdict(c, o) for c, o in zip(claims, outcomes)]
+    if claims:
+        counts = scoreboard(verdicts)
+        blocks.append(Para(f"**The paper's claims** ({len(claims)}, table at the end): " +
+                           ", ".join(f"{n} {v}" for v, n in counts.items()) + "."))
     blocks += missing_episode_blocks(res)
     figure_specs = [dict(f) for f in spec.get("figures", [])]
     groups = list(ctx.layout)
@@ -131,14 +138,18 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
     if len(groups) <= 1 or len(common) <= 1:
         blocks += _figures(ctx, [f for f in figure_specs if f.get("group") is None], figures_dir, prefix)
     blocks += _optimum_interval_blocks(rows, rank_by, level + 1)
-    claims = spec.get("claims") or []
     if claims:
         blocks.append(Heading(level + 1, "The paper's claims against ours"))
-        body = []
-        for c in claims:
-            text, value = evaluate_claim(ctx, c)
-            body.append([c.get("figure", ""), c["paper"], text, expectation_text(c, value)])
-        blocks.append(Table(["where", "paper", "ours", "agrees"], body, "llll"))
+        blocks.append(Para(
+            "Each claim as the paper states it; the check its ordering or threshold puts on our number; the "
+            "paper's number where it gives one, on the scale of ours, and the tolerance around it; ours; and the "
+            "verdict: *reproduced* (the ordering holds in every case it must and the number is within "
+            "tolerance), *partly* (the ordering holds but the number is outside tolerance, or it holds in only "
+            "some cases), *not reproduced*, *not attempted*. Orderings are strict: a tie is no difference."))
+        body = [[c.get("figure", ""), c["paper"], check_text(c), paper_number_text(c), tolerance_text(c), o.text, v]
+                for c, o, v in zip(claims, outcomes, verdicts)]
+        blocks.append(Table(["where", "paper", "check", "paper's number", "tolerance", "ours", "verdict"], body,
+                            "lllrrll"))
         notes = [c for c in claims if c.get("note")]
         for c in notes:
             blocks.append(Para(f"{c.get('figure', '')}: {' '.join(str(c['note']).split())}"))

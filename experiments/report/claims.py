@@ -1,9 +1,22 @@
 """A paper's claims checked against a suite's results: each claim's statement, the
-paper's number, ours, and whether they agree."""
+paper's number, ours, the tolerance and a verdict.
+
+A claim (an entry of a suite's ``claims:``) names what to compute (``kind``, below) and
+what the paper says of it: ``expect`` (an ordering or threshold, ``{op, value}``) and,
+where the paper gives a number, ``magnitude`` (``{value, rel_tol}`` or ``{value,
+abs_tol}``: the paper's number on the scale of ours). Orderings between policies are
+strict: a tie is "no difference", never agreement (``margin`` states a paper's "nearly
+equal"). A claim the suite cannot evaluate yet says ``attempted: false`` and ``why``.
+
+Verdicts (:data:`VERDICTS`): **reproduced** (the ordering holds in every case it must and
+the number is within tolerance), **partly** (the ordering holds but the number is outside
+tolerance, or it holds in only some of the cases), **not reproduced**, **not attempted**.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,45 +48,81 @@ def _fmt_value(metric: str, value: float, unit: bool = True) -> str:
     return f"{text} {f.unit}".rstrip() if unit else text
 
 
+VERDICTS = ("reproduced", "partly", "not reproduced", "not attempted")
+"""The verdicts, in the order a scoreboard lists them."""
+
+STRICT_OPS = ("<", ">")
+"""Orderings between two policies a ``count`` claim may state: strict, so that a tie is
+never agreement."""
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    """Our side of a claim.
+
+    Attributes
+    ----------
+    text : str
+        What we measured, as the report's "ours" column shows it.
+    value : float
+        The number ``expect`` and ``magnitude`` test (NaN when not attempted).
+    hold, total, ties : int
+        For claims over cases (``count``, ``best``): cases where the paper's ordering
+        holds, cases, and cases where the two sides are equal (counted as not holding
+        unless a ``margin`` makes "nearly equal" the claim). Zero for other kinds.
+    """
+
+    text: str
+    value: float
+    hold: int = 0
+    total: int = 0
+    ties: int = 0
+
+
 def _pairs(spec: dict[str, Any]) -> list[tuple[str, str]]:
     if "pairs" in spec:
         return [(str(a), str(b)) for a, b in spec["pairs"]]
     return [(spec["a"], spec["b"])]
 
 
-def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> tuple[str, float]:
-    """Our side of a claim: its text and the number its ``expect`` tests.
+def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
+    """Our side of a claim (:class:`ClaimOutcome`).
 
     Kinds: ``value`` (a policy's mean), ``ratio`` (a / b of pooled means), ``reduction``
     (1 - a / b), ``diff`` (a - b), ``metric_diff`` (a policy's ``metric`` minus its
     ``other`` metric), ``max_diff`` (largest per-scenario a - b; ``relative``
-    divides by b), ``count`` (scenario x pair cases where a ``op`` b, ``op`` one of <, <=,
-    >, >=) and ``best`` (scenarios where ``policy`` has the best mean among ``among``).
+    divides by b), ``count`` (the fraction of scenario x pair cases where a ``op`` b,
+    ``op`` strict: < or >; with ``margin`` m, a + m ``op`` b) and ``best`` (the fraction of
+    scenarios where ``policy``'s mean is strictly better than every other policy's of
+    ``among``; with ``margin`` m, within m of the best other counts).
     """
+    if spec.get("attempted", True) is False:
+        return ClaimOutcome(" ".join(str(spec.get("why", "-")).split()), float("nan"))
     kind = spec["kind"]
     metric = spec["metric"]
     if kind == "value":
         v = _pooled(ctx, spec, spec["policy"], metric)
         per = spec.get("divide_by")
         if per:
-            return f"{spec['policy']}: {_fmt_value(metric, v)} = {v / per:.2f} of {spec.get('of', per)}", v / per
-        return f"{spec['policy']}: {_fmt_value(metric, v)}", v
+            return ClaimOutcome(f"{spec['policy']}: {_fmt_value(metric, v)} = {v / per:.2f} of "
+                                f"{spec.get('of', per)}", v / per)
+        return ClaimOutcome(f"{spec['policy']}: {_fmt_value(metric, v)}", v)
     if kind in ("ratio", "reduction", "diff"):
         a = _pooled(ctx, spec, spec["a"], metric)
         b = _pooled(ctx, spec, spec["b"], metric)
         base = f"{spec['a']} {_fmt_value(metric, a)}, {spec['b']} {_fmt_value(metric, b)}"
         if kind == "diff":
-            return f"{base}: difference {_fmt_value(metric, a - b, unit=False)}", a - b
+            return ClaimOutcome(f"{base}: difference {_fmt_value(metric, a - b, unit=False)}", a - b)
         ratio = a / b if b else float("nan")
         if kind == "ratio":
-            return f"{base}: ratio {ratio:.3f}", ratio
+            return ClaimOutcome(f"{base}: ratio {ratio:.3f}", ratio)
         change = 100 * (1 - ratio)
-        return f"{base}: {abs(change):.1f} % {'lower' if change >= 0 else 'higher'}", 1 - ratio
+        return ClaimOutcome(f"{base}: {abs(change):.1f} % {'lower' if change >= 0 else 'higher'}", 1 - ratio)
     if kind == "metric_diff":
         a = _pooled(ctx, spec, spec["policy"], metric)
         b = _pooled(ctx, spec, spec["policy"], spec["other"])
-        return (f"{spec['policy']}: {metric_format(metric).label} {_fmt_value(metric, a)}, "
-                f"{metric_format(spec['other']).label} {_fmt_value(spec['other'], b)}"), a - b
+        return ClaimOutcome(f"{spec['policy']}: {metric_format(metric).label} {_fmt_value(metric, a)}, "
+                            f"{metric_format(spec['other']).label} {_fmt_value(spec['other'], b)}", a - b)
     if kind == "max_diff":
         by_a = _scenario_means(ctx, spec, spec["a"], metric)
         by_b = _scenario_means(ctx, spec, spec["b"], metric)
@@ -81,20 +130,22 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> tuple[str, float
         if spec.get("relative"):
             diffs = {s: (by_a[s] - by_b[s]) / by_b[s] if by_b[s] else float("nan") for s in common}
             s = max(common, key=lambda k: -math.inf if math.isnan(diffs[k]) else diffs[k])
-            return (f"up to {100 * diffs[s]:+.1f} % ({s}: {_fmt_value(metric, by_a[s])} vs "
-                    f"{_fmt_value(metric, by_b[s])})"), diffs[s]
+            return ClaimOutcome(f"up to {100 * diffs[s]:+.1f} % ({s}: {_fmt_value(metric, by_a[s])} vs "
+                                f"{_fmt_value(metric, by_b[s])})", diffs[s])
         diffs = {s: by_a[s] - by_b[s] for s in common}
         s = max(common, key=lambda k: diffs[k])
         f = metric_format(metric)
         points = " points" if f.unit == "" and f.scale == 1.0 and "rate" in metric else ""
-        return (f"up to {100 * diffs[s] if points else diffs[s] * f.scale:+.1f}{points or ' ' + f.unit} "
-                f"({s}: {_fmt_value(metric, by_a[s])} vs {_fmt_value(metric, by_b[s])})"), diffs[s]
+        return ClaimOutcome(f"up to {100 * diffs[s] if points else diffs[s] * f.scale:+.1f}{points or ' ' + f.unit} "
+                            f"({s}: {_fmt_value(metric, by_a[s])} vs {_fmt_value(metric, by_b[s])})", diffs[s])
     if kind == "count":
         op = spec.get("op", ">")
-        tests = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
-        if op not in tests:
-            raise ReportError(f"claim {spec.get('id')}: op {op!r} is not one of {', '.join(tests)}")
-        hold, total = 0, 0
+        if op not in STRICT_OPS:
+            raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: op {op!r} is not one of "
+                              f"{', '.join(STRICT_OPS)}: an ordering is strict, a tie is no difference (a margin "
+                              "states 'nearly equal')")
+        margin = float(spec.get("margin", 0.0))
+        hold = total = ties = 0
         cases = []
         for a_name, b_name in _pairs(spec):
             by_a = _scenario_means(ctx, spec, a_name, metric)
@@ -102,35 +153,105 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> tuple[str, float
             for s in by_a:
                 if s in by_b:
                     total += 1
-                    ok = bool(tests[op](by_a[s] + spec.get("margin", 0.0), by_b[s]))
-                    hold += ok
+                    ties += by_a[s] == by_b[s]
+                    hold += by_a[s] + margin > by_b[s] if op == ">" else by_a[s] + margin < by_b[s]
                     cases.append(f"{s}: {a_name} {_fmt_value(metric, by_a[s], unit=False)} vs {b_name} "
                                  f"{_fmt_value(metric, by_b[s], unit=False)}")
         detail = f" ({'; '.join(cases)})" if total <= 4 else ""
-        return f"{hold} of {total} cases{detail}", float(hold) / total if total else float("nan")
+        tie_text = f", {ties} tie{'s' if ties != 1 else ''}" if ties else ""
+        return ClaimOutcome(f"{hold} of {total} cases{tie_text}{detail}",
+                            float(hold) / total if total else float("nan"), hold, total, ties)
     if kind == "best":
         # the optimum is a bound, not a competitor: "best" means best among the schedulers
         among = spec.get("among") or [p for p in ctx.policies(spec.get("group"), ctx.group_rows(spec.get("group")))
                                       if p != "optimum"]
         means = {p: _scenario_means(ctx, spec, p, metric) for p in among}
-        higher = metric_format(metric).higher_is_better
-        wins, total = 0, 0
-        for s in means[spec["policy"]]:
-            vals = {p: means[p].get(s, float("nan")) for p in among}
-            best = max(vals.values()) if higher else min(vals.values())
+        sign = 1.0 if metric_format(metric).higher_is_better else -1.0
+        margin = float(spec.get("margin", 0.0))
+        wins = total = ties = 0
+        for s, mine in means[spec["policy"]].items():
+            others = [sign * means[p].get(s, float("nan")) for p in among if p != spec["policy"]]
+            best_other = max((v for v in others if not math.isnan(v)), default=-math.inf)
             total += 1
-            wins += vals[spec["policy"]] >= best - spec.get("margin", 0.0) if higher else \
-                vals[spec["policy"]] <= best + spec.get("margin", 0.0)
-        return f"best in {wins} of {total} scenarios", float(wins) / total if total else float("nan")
+            ties += sign * mine == best_other
+            wins += sign * mine + margin > best_other
+        tie_text = f", tied in {ties}" if ties else ""
+        return ClaimOutcome(f"best in {wins} of {total} scenarios{tie_text}",
+                            float(wins) / total if total else float("nan"), wins, total, ties)
     raise ReportError(f"claim {spec.get('id')}: unknown kind {kind!r}")
 
 
-def expectation_text(spec: dict[str, Any], value: float) -> str:
+_OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+        ">=": lambda a, b: a >= b, "==": lambda a, b: a == b}
+
+
+def expectation_holds(spec: dict[str, Any], value: float) -> bool | None:
+    """Whether our number meets the claim's ``expect`` (None without one)."""
     exp = spec.get("expect")
-    if not exp or math.isnan(value):
+    if not exp:
+        return None
+    if exp["op"] not in _OPS:
+        raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: expect.op {exp['op']!r} is not one of "
+                          f"{', '.join(_OPS)}")
+    return not math.isnan(value) and bool(_OPS[exp["op"]](value, exp["value"]))
+
+
+def within_tolerance(spec: dict[str, Any], value: float) -> bool | None:
+    """Whether our number is within the claim's ``magnitude`` tolerance of the paper's
+    (None when the paper gives no number)."""
+    mag = spec.get("magnitude")
+    if not mag:
+        return None
+    if ("rel_tol" in mag) == ("abs_tol" in mag):
+        raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: magnitude needs one of rel_tol or abs_tol")
+    paper = float(mag["value"])
+    allowed = float(mag["rel_tol"]) * abs(paper) if "rel_tol" in mag else float(mag["abs_tol"])
+    return not math.isnan(value) and abs(value - paper) <= allowed
+
+
+def verdict(spec: dict[str, Any], outcome: ClaimOutcome) -> str:
+    """One of :data:`VERDICTS` (module docstring)."""
+    if spec.get("attempted", True) is False:
+        return "not attempted"
+    ordering = expectation_holds(spec, outcome.value)
+    magnitude = within_tolerance(spec, outcome.value)
+    if ordering is False:
+        return "partly" if outcome.hold > 0 else "not reproduced"
+    if magnitude is False:
+        return "partly" if ordering else "not reproduced"
+    return "reproduced"
+
+
+def _number(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+
+
+def check_text(spec: dict[str, Any]) -> str:
+    """What our number must meet for the paper's ordering or threshold (``expect``): for
+    claims over cases, the share of cases where the ordering must hold."""
+    exp = spec.get("expect")
+    if not exp:
         return "-"
-    ops = {"<": value < exp["value"], "<=": value <= exp["value"], ">": value > exp["value"],
-           ">=": value >= exp["value"], "==": value == exp["value"]}
-    if exp["op"] not in ops:
-        raise ReportError(f"claim {spec.get('id')}: expect.op {exp['op']!r} is not one of {', '.join(ops)}")
-    return "yes" if ops[exp["op"]] else "no"
+    if spec.get("kind") in ("count", "best"):
+        return f"holds in {exp['op']} {100 * float(exp['value']):.0f} % of cases"
+    return f"ours {exp['op']} {_number(float(exp['value']))}"
+
+
+def paper_number_text(spec: dict[str, Any]) -> str:
+    """The paper's number on the scale of ours (``magnitude``), or "-" when it gives none."""
+    mag = spec.get("magnitude")
+    return _number(float(mag["value"])) if mag else "-"
+
+
+def tolerance_text(spec: dict[str, Any]) -> str:
+    mag = spec.get("magnitude")
+    if not mag:
+        return "-"
+    if "rel_tol" in mag:
+        return f"± {100 * float(mag['rel_tol']):.0f} %"
+    return f"± {_number(float(mag['abs_tol']))}"
+
+
+def scoreboard(verdicts: list[str]) -> dict[str, int]:
+    """Claims per verdict, every verdict listed."""
+    return {v: verdicts.count(v) for v in VERDICTS}
