@@ -84,6 +84,33 @@ def test_ecf_single_stream_fig3() -> None:
     assert completions(simulate(sc, "minrtt"))[0] > 1.05 * (10 * MS + 9000 / 700 * MS)
 
 
+def test_ecf_three_paths_have_two_size_thresholds_fig4() -> None:
+    """[jonglez20] Fig. 4: with n paths ECF has n - 1 size thresholds, past which the next
+    path by latency becomes useful. Paths (one-way latency, rate): 5 ms at 200 B/ms, 10 ms
+    at 500 B/ms, 20 ms at 250 B/ms. S_lim(1) = 200 * (10 - 5) = 1000 B and S_lim(2) =
+    200 * (20 - 5) + 500 * (20 - 10) = 8000 B; the completion time of one stream is
+    5 + S / 200 ms up to 1000 B, (S + 200 * 5 + 500 * 10) / 700 up to 8000 B, then
+    (S + 6000 + 250 * 20) / 950: continuous, with slopes 1/200, 1/700, 1/950. The
+    simulated single-block episodes complete there (1 %) and use a path only past its
+    threshold."""
+    def completion_ms(size: int) -> float:
+        if size <= 1000:
+            return 5 + size / 200
+        if size <= 8000:
+            return (size + 6000) / 700
+        return (size + 11000) / 950
+
+    assert completion_ms(1000) == pytest.approx((1000 + 6000) / 700)  # continuous at each threshold
+    assert completion_ms(8000) == pytest.approx((8000 + 11000) / 950)
+    for size in (600, 1000, 3000, 8000, 12000, 30000):
+        sc = jonglez20_paths([block(size)])
+        sc["paths"].append({"bandwidth": 2.0, "one_way_delay_ms": 20, "cc": "ideal"})
+        r = simulate(sc, "srpt-ecf")
+        assert completions(r)[0] == pytest.approx(completion_ms(size) * MS, rel=0.01), size
+        assert (int(r.blocks.loc[0, "bytes_sent_p1"]) > 0) == (size > 1000), size
+        assert (int(r.blocks.loc[0, "bytes_sent_p2"]) > 0) == (size > 8000), size
+
+
 @pytest.mark.parametrize("mss", [10, 50])
 def test_srpt_ecf_two_streams_fig5(mss: int) -> None:
     """[jonglez20] Fig. 5, completions (9, 11) ms. The isolated completion times are

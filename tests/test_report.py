@@ -230,6 +230,26 @@ def test_a_claim_with_a_number_is_checked_against_it_with_a_tolerance() -> None:
         {"reproduced": 1, "partly": 2, "not reproduced": 0, "not attempted": 0}
 
 
+def test_a_range_claim_checks_both_ends_of_our_gains() -> None:
+    """a's on-time rate pooled over seeds and scenarios is 0.67, b's 0.55 and "low"'s 0.335:
+    gains of 21.8 % and 100 %. A paper's 20-100 % is met at ±25 %; 50-100 % is not (the low
+    end), though a is above both (partly)."""
+    ctx = with_policies({"low": {"s1": 0.30, "s2": 0.37}})
+    claim = {"kind": "gain", "a": "a", "b": ["b", "low"], "metric": "on_time_rate",
+             "expect": {"op": ">", "value": 0.0}, "magnitude": {"low": 0.2, "high": 1.0, "rel_tol": 0.25}}
+    out = evaluate_claim(ctx, claim)
+    assert out.span == pytest.approx((0.67 / 0.55 - 1, 0.67 / 0.335 - 1))
+    assert out.value == pytest.approx(((0.67 / 0.55 - 1) + (0.67 / 0.335 - 1)) / 2)
+    assert "b +21.8 %" in out.text and "low +100.0 %" in out.text
+    assert verdict(claim, out) == "reproduced"
+    assert verdict({**claim, "magnitude": {"low": 0.5, "high": 1.0, "rel_tol": 0.25}}, out) == "partly"
+    with pytest.raises(ReportError, match="range"):
+        verdict(claim, evaluate_claim(ctx, {"kind": "ratio", "a": "a", "b": "b", "metric": "on_time_rate"}))
+    by_test = {"kind": "test", "test": "tests/test_x.py::test_y"}
+    out = evaluate_claim(ctx, by_test)
+    assert "`tests/test_x.py::test_y`" in out.text and verdict(by_test, out) == "reproduced"
+
+
 def test_the_report_counts_its_claims_by_verdict(tmp_path: Path) -> None:
     md = build_report([synthetic()], tmp_path / "claims").read_text()
     assert "**The paper's claims** (1, table at the end): 1 reproduced, 0 partly, 0 not reproduced, " \

@@ -70,6 +70,9 @@ class ClaimOutcome:
         For claims over cases (``count``, ``best``): cases where the paper's ordering
         holds, cases, and cases where the two sides are equal (counted as not holding
         unless a ``margin`` makes "nearly equal" the claim). Zero for other kinds.
+    span : tuple of float, optional
+        For a claim of a range (``gain``): our lowest and highest, which a ``magnitude``
+        with ``low`` and ``high`` checks end by end.
     """
 
     text: str
@@ -77,6 +80,7 @@ class ClaimOutcome:
     hold: int = 0
     total: int = 0
     ties: int = 0
+    span: tuple[float, float] | None = None
 
 
 def _pairs(spec: dict[str, Any]) -> list[tuple[str, str]]:
@@ -94,11 +98,16 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
     divides by b), ``count`` (the fraction of scenario x pair cases where a ``op`` b,
     ``op`` strict: < or >; with ``margin`` m, a + m ``op`` b) and ``best`` (the fraction of
     scenarios where ``policy``'s mean is strictly better than every other policy's of
-    ``among``; with ``margin`` m, within m of the best other counts).
+    ``among``; with ``margin`` m, within m of the best other counts), ``gain`` (a's
+    pooled mean over each of the policies ``b`` (a list) minus 1; the value is their mean,
+    the span their lowest and highest) and ``test`` (a worked example the project's test
+    ``test`` asserts, so that it holds in every revision that passes its tests).
     """
     if spec.get("attempted", True) is False:
         return ClaimOutcome(" ".join(str(spec.get("why", "-")).split()), float("nan"))
     kind = spec["kind"]
+    if kind == "test":  # a worked example the paper draws, asserted by the project's tests
+        return ClaimOutcome(f"checked by the test `{spec['test']}` (the test suite asserts it)", float("nan"))
     metric = spec["metric"]
     if kind == "value":
         v = _pooled(ctx, spec, spec["policy"], metric)
@@ -138,6 +147,16 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
         points = " points" if f.unit == "" and f.scale == 1.0 and "rate" in metric else ""
         return ClaimOutcome(f"up to {100 * diffs[s] if points else diffs[s] * f.scale:+.1f}{points or ' ' + f.unit} "
                             f"({s}: {_fmt_value(metric, by_a[s])} vs {_fmt_value(metric, by_b[s])})", diffs[s])
+    if kind == "gain":
+        a = _pooled(ctx, spec, spec["a"], metric)
+        gains = {b: a / _pooled(ctx, spec, b, metric) - 1.0 for b in spec["b"]}
+        finite = [g for g in gains.values() if math.isfinite(g)]
+        text = ", ".join(f"{b} {100 * g:+.1f} %" for b, g in gains.items())
+        if not finite:
+            return ClaimOutcome(f"{spec['a']} over {text}", float("nan"))
+        low, high = min(finite), max(finite)
+        return ClaimOutcome(f"{spec['a']} over {text} (from {100 * low:+.1f} % to {100 * high:+.1f} %)",
+                            float(np.mean(finite)), span=(low, high))
     if kind == "count":
         op = spec.get("op", ">")
         if op not in STRICT_OPS:
@@ -196,17 +215,26 @@ def expectation_holds(spec: dict[str, Any], value: float) -> bool | None:
     return not math.isnan(value) and bool(_OPS[exp["op"]](value, exp["value"]))
 
 
-def within_tolerance(spec: dict[str, Any], value: float) -> bool | None:
+def _close(mag: dict[str, Any], paper: float, ours: float) -> bool:
+    allowed = float(mag["rel_tol"]) * abs(paper) if "rel_tol" in mag else float(mag["abs_tol"])
+    return not math.isnan(ours) and abs(ours - paper) <= allowed
+
+
+def within_tolerance(spec: dict[str, Any], outcome: ClaimOutcome) -> bool | None:
     """Whether our number is within the claim's ``magnitude`` tolerance of the paper's
-    (None when the paper gives no number)."""
+    (None when the paper gives no number). A paper's range (``low``, ``high``) is met when
+    our span's ends are each within tolerance of the paper's."""
     mag = spec.get("magnitude")
     if not mag:
         return None
     if ("rel_tol" in mag) == ("abs_tol" in mag):
         raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: magnitude needs one of rel_tol or abs_tol")
-    paper = float(mag["value"])
-    allowed = float(mag["rel_tol"]) * abs(paper) if "rel_tol" in mag else float(mag["abs_tol"])
-    return not math.isnan(value) and abs(value - paper) <= allowed
+    if "low" in mag:
+        if outcome.span is None:
+            raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: a range (low, high) needs a kind that "
+                              "gives one (gain)")
+        return _close(mag, float(mag["low"]), outcome.span[0]) and _close(mag, float(mag["high"]), outcome.span[1])
+    return _close(mag, float(mag["value"]), outcome.value)
 
 
 def verdict(spec: dict[str, Any], outcome: ClaimOutcome) -> str:
@@ -214,7 +242,7 @@ def verdict(spec: dict[str, Any], outcome: ClaimOutcome) -> str:
     if spec.get("attempted", True) is False:
         return "not attempted"
     ordering = expectation_holds(spec, outcome.value)
-    magnitude = within_tolerance(spec, outcome.value)
+    magnitude = within_tolerance(spec, outcome)
     if ordering is False:
         return "partly" if outcome.hold > 0 else "not reproduced"
     if magnitude is False:
@@ -240,7 +268,11 @@ def check_text(spec: dict[str, Any]) -> str:
 def paper_number_text(spec: dict[str, Any]) -> str:
     """The paper's number on the scale of ours (``magnitude``), or "-" when it gives none."""
     mag = spec.get("magnitude")
-    return _number(float(mag["value"])) if mag else "-"
+    if not mag:
+        return "-"
+    if "low" in mag:
+        return f"{_number(float(mag['low']))} to {_number(float(mag['high']))}"
+    return _number(float(mag["value"]))
 
 
 def tolerance_text(spec: dict[str, Any]) -> str:
