@@ -1,8 +1,8 @@
 """Rollout of a scheduler against the scheduler itself on the agents suite's test split.
 
 For every test scenario and seed (``--quick``: the suite's quick variant, 20 s episodes
-and two seeds) it runs the base scheduler, its honest rollout and its clairvoyant
-rollout (:mod:`mpsched.solvers.rollout`), and prints per scenario and overall: the
+and two seeds) it runs the base scheduler and its rollouts, honest, announced (the
+workload's future known) and clairvoyant (:mod:`mpsched.solvers.rollout`), and prints per scenario and overall: the
 weighted on-time rate of each (mean over seeds, and the mean paired difference from the
 base with its 95 % confidence interval over episodes), and the cost of a rollout decision
 (wall time per decision, look-ahead decisions per decision, and the whole episode's wall

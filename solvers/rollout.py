@@ -25,6 +25,11 @@ Variants
     stream (seeded by the episode seed and the decision count, the same for every
     candidate of a decision). An online scheduler a real sender could run, at the cost
     of ``candidates`` simulations of ``horizon_s`` per decision.
+``announced``
+    As ``honest``, but the blocks still to arrive do arrive in the copies (their times,
+    sizes and deadlines): what a sender knows when the application announces its data
+    ahead, as [jonglez20] Sec. IV-B recommends. Between the two, it measures what the
+    workload's future is worth to the look-ahead, apart from the network's.
 
 Cost
 ----
@@ -45,7 +50,7 @@ from ..envs.policy import Observation, Policy
 
 __all__ = ["VARIANTS", "RolloutPolicy", "make_rollout"]
 
-VARIANTS: tuple[str, ...] = ("honest", "clairvoyant")
+VARIANTS: tuple[str, ...] = ("honest", "announced", "clairvoyant")
 """What the look-ahead copies know of the future (see the module docstring)."""
 
 MAX_CANDIDATES = 64
@@ -60,7 +65,7 @@ class RolloutPolicy:
     ----------
     base : str
         Id of a registered scheduler with a native twin (``minrtt``, ``dams``, ...).
-    variant : {"honest", "clairvoyant"}
+    variant : {"honest", "announced", "clairvoyant"}
         What the look-ahead copies know of the future.
     horizon_s : float
         Simulated time each look-ahead covers, in (0, 3600] s; ``inf`` runs each copy to
@@ -115,7 +120,7 @@ class RolloutPolicy:
             return options[0]
         sim = obs.simulator
         until = _NEVER if math.isinf(self.horizon_s) else sim.now_ns + int(round(self.horizon_s * 1e9))
-        rates = [int(min(max(r, 0.0), 1e12)) for r in obs.rate_bps] if self.variant == "honest" else None
+        rates = None if self.variant == "clairvoyant" else [int(min(max(r, 0.0), 1e12)) for r in obs.rate_bps]
         seed = (sim.seed * 1_000_003 + sim.decisions) % 2**64
         best, best_value = own, self.value(sim, own, until, rates, seed)
         for block in options:
@@ -143,7 +148,7 @@ class RolloutPolicy:
         copy = sim.clone()
         copy.apply(block)
         if rates is not None:
-            copy.hold_future(rates, seed)
+            copy.hold_future(rates, seed, arrivals=self.variant == "announced")
         before = copy.decisions
         copy.run(self._native, self._native_params, until_ns)
         self.lookahead_decisions += copy.decisions - before

@@ -74,6 +74,11 @@ def test_hold_future_keeps_only_what_the_sender_knows() -> None:
         runs.append((copy.reward_total, np.asarray(copy.view("random_losses")).copy()))
     assert runs[0][0] == runs[1][0] and np.array_equal(runs[0][1], runs[1][1])
     assert not np.array_equal(runs[0][1], runs[2][1])
+    announced = sim.clone()
+    announced.hold_future([1_500_000, 2_500_000], 11, arrivals=True)
+    announced.run("minrtt", ())
+    assert announced.n_arrived == sim.n_blocks  # the announced blocks arrive, on the held links
+    assert list(np.asarray(announced.view("link_rate_bps"))) == [1_500_000, 2_500_000]
     with pytest.raises(ValueError, match="2 paths"):
         sim.clone().hold_future([1], 0)
     with pytest.raises(ValueError, match=r"outside \[0, 1e12\]"):
@@ -147,6 +152,7 @@ def test_rollout_on_a_tiny_scenario_matches_an_exhaustive_search(horizon_s: floa
 def test_rollout_ids_and_bad_parameters() -> None:
     policy = registry.make("rollout:dams", variant="clairvoyant", horizon_s=0.5, candidates=3)
     assert isinstance(policy, RolloutPolicy) and policy.name == "rollout:dams:clairvoyant"
+    assert registry.make("rollout:dams", variant="announced").name == "rollout:dams:announced"
     assert registry.kind("rollout:minrtt") == "lookahead" and "rollout:BASE" not in registry.ids("baseline")
     with pytest.raises(PolicyError, match="native twin"):
         registry.make("rollout:optimum")

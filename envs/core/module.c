@@ -538,11 +538,14 @@ static PyObject *Sim_clone(PyObject *obj, PyObject *unused) {
     return (PyObject *)clone;
 }
 
-static PyObject *Sim_hold_future(PyObject *obj, PyObject *args) {
+static PyObject *Sim_hold_future(PyObject *obj, PyObject *args, PyObject *kwds) {
     SimObject *self = (SimObject *)obj;
     SIM_READY(self);
+    static char *kwlist[] = {"rates_bps", "seed", "arrivals", NULL};
     PyObject *rates, *seed_arg;
-    if (!PyArg_ParseTuple(args, "OO:hold_future", &rates, &seed_arg)) return NULL;
+    int arrivals = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|$p:hold_future", kwlist, &rates, &seed_arg, &arrivals))
+        return NULL;
     uint64_t seed;
     if (as_uint64(seed_arg, "seed", &seed) != 0) return NULL;
     PyObject *seq = PySequence_Fast(rates, "hold_future: rates_bps must be a sequence of ints, one per path");
@@ -568,7 +571,7 @@ static PyObject *Sim_hold_future(PyObject *obj, PyObject *args) {
         rate[l] = (int64_t)r;
     }
     Py_DECREF(seq);
-    mps_hold_future(self->sim, rate, seed);
+    mps_hold_future(self->sim, rate, seed, arrivals);
     Py_RETURN_NONE;
 }
 
@@ -984,9 +987,10 @@ static PyMethodDef Sim_methods[] = {
      "run(name, params=(), until_ns=never): run the episode on with a native policy and its parameters, a "
      "pending decision first, to its end or to the first decision point at or after until_ns (left pending); "
      "the policy starts with fresh state."},
-    {"hold_future", Sim_hold_future, METH_VARARGS,
-     "hold_future(rates_bps, seed): a what-if for look-ahead on a clone: from now each link serves at the sum of "
-     "its paths' rates_bps, no further block arrives, cross flows stop and the random streams restart from seed."},
+    {"hold_future", (PyCFunction)(void (*)(void))Sim_hold_future, METH_VARARGS | METH_KEYWORDS,
+     "hold_future(rates_bps, seed, *, arrivals=False): a what-if for look-ahead on a clone: from now each link "
+     "serves at the sum of its paths' rates_bps, no further block arrives (unless arrivals: the application "
+     "announced them), cross flows stop and the random streams restart from seed."},
     {"take_reward", Sim_take_reward, METH_NOARGS, "Weight completed on time since the last call."},
     {"sendable", Sim_sendable, METH_O, "sendable(out): write sendable block indices into an int32 array."},
     {"view", Sim_view, METH_O, "view(name): read-only buffer over a block or path array."},

@@ -253,7 +253,7 @@ static void next_rate_change(mps_link *k) {
     }
 }
 
-void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed) {
+void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, int keep_arrivals) {
     int64_t rate[MPS_MAX_LINKS] = {0};
     for (int j = 0; j < s->n_paths; j++) { /* a shared link: the sum of its paths' rates */
         int64_t *r = &rate[s->paths[j].link];
@@ -269,7 +269,7 @@ void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed) {
         k->svc = k->now_seg = k->rate_seg = (mps_seg){0, 0};
         k->rate_change_ns = MPS_NEVER;
     }
-    s->n_arriving = s->n_arrived;
+    if (!keep_arrivals) s->n_arriving = s->n_arrived;
     for (int x = 0; x < s->n_cross; x++) {
         mps_path *p = &s->paths[s->n_paths + x];
         const int64_t stop = s->now > p->start_ns ? s->now : p->start_ns;

@@ -390,10 +390,11 @@ int mps_run_until(mps_sim *s, mps_policy *policy, int64_t until_ns);
 /* A what-if for a look-ahead on a clone, not part of the model: from now on the future
  * is only what the sender knows. Each link serves at the sum of path_rate_bps over the
  * paths that cross it (the packet in service finishes as scheduled), blocks that have
- * not arrived never do, cross flows send no more, and each path's random stream
- * restarts from seed. The held schedules replace the links' own for good: a reset of
- * this simulation replays the episode on them, so hold a clone, never the original. */
-void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed);
+ * not arrived never do (unless keep_arrivals: the application announced them), cross
+ * flows send no more, and each path's random stream restarts from seed. The held
+ * schedules replace the links' own for good: a reset of this simulation replays the
+ * episode on them, so hold a clone, never the original. */
+void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, int keep_arrivals);
 
 /* Hints for a caller that steps many episodes in turn (the vector environment): start
  * loading what the next step of s reads first, so that the misses overlap other work.

@@ -185,7 +185,7 @@ static int run_native(const mps_config *c, const char *name, int n_params, char 
             if (rc != 0 || s->done) break;
             mps_sim *ahead = mps_sim_clone(s);
             if (!ahead) return 3;
-            mps_hold_future(ahead, rates, (uint64_t)until);
+            mps_hold_future(ahead, rates, (uint64_t)until, 0);
             mps_policy other;
             memset(&other, 0, sizeof other);
             if (mps_policy_prepare(&other, def, param, n_params, ahead) != 0) return 3;
