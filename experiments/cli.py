@@ -121,9 +121,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from .validate import exit_code, format_table, run_validations
 
     progress = None if args.json else (lambda label: print(f"running {label} ...", file=sys.stderr))
+    if args.against == "ns3":
+        return _validate_against_ns3(args, progress)
+    if args.quick:
+        raise MpschedError("--quick: only with --against ns3")
     rows = run_validations(progress)
     print(json.dumps([r.row() for r in rows], indent=2) if args.json else format_table(rows))
     return exit_code(rows)
+
+
+def _validate_against_ns3(args: argparse.Namespace, progress: Any) -> int:
+    from .ns3 import GRID, QUICK, compare, format_comparison, ns3_available, within_bounds
+
+    if not ns3_available():
+        raise MpschedError("--against ns3 needs ns-3's Python bindings: pip install 'mpsched[ns3]' "
+                           "(or pip install ns3)")
+    result = compare(QUICK if args.quick else GRID, progress=progress)
+    print(json.dumps(result, indent=2) if args.json else format_comparison(result))
+    return 0 if within_bounds(result) else 1
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -352,6 +367,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check the simulator against closed forms and the seed papers",
                        epilog="example: mpsched validate --json")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--against", choices=("closed-forms", "ns3"), default="closed-forms",
+                   help="closed forms and the seed papers (default), or ns-3 on a grid of bulk TCP flows "
+                        "(the ns3 extra)")
+    p.add_argument("--quick", action="store_true", help="with --against ns3: twelve cases instead of 162")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("bench", help="measure simulator and environment speed",
