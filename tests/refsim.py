@@ -1081,8 +1081,8 @@ class Simulator:
     # ----------------------------------------------------------------- §7.4 / §7.5
 
     def congestion_event(self, sf: Subflow, pn: int, flight: int) -> None:
-        if sf.recovery != REC_NONE and pn <= sf.recover_pn:
-            return  # one reduction per window
+        if pn <= sf.recover_pn:
+            return  # sent before the current recovery began: one reduction per window
         self.decrease(sf, flight, timeout=False)
         sf.ca_acc = 0
         sf.recovery = REC_FAST

@@ -4,11 +4,12 @@ blind round-robin on the paper's Table II cases with a receive buffer below Rbuf
 With the in-order receiver's stream sequence (positions in byte order) DAPS sends later
 blocks ahead on the slow path, as the paper's schedule does; with the send sequence
 (positions as data first leaves) it cannot. The paper measures up to 77 % less
-receive-buffer occupancy with DAPS (Sec. IV, 9 to 2 packets); here it is lower in every
-case but by far less, most of the occupancy in these cases being data held up by
-retransmissions (the fast path's 2.5 kB queue drops packets every few round trips). The
-slow path carries more with DAPS in every case, by far more only in 2/100 (Fig. 5 has
-DAPS at the slow path's capacity in all three).
+receive-buffer occupancy with DAPS (Sec. IV, 9 to 2 packets) and DAPS at the slow path's
+capacity in all three small-buffer cases (Fig. 5). Here the two schedulers nearly tie:
+most of the occupancy is data held up by retransmissions (the fast path's 2.5 kB queue
+drops packets every few round trips), and which one leads depends on the fast path's
+loss recovery. The cases where DAPS does not lead are strict xfails with the measured
+numbers, so they fail the day the ordering returns.
 """
 
 from __future__ import annotations
@@ -273,8 +274,30 @@ def table_ii_scenario(c_s: float, r_s: float, rbuf: int, sequence: str = "stream
 
 TABLE_II_IDS = [f"{c_s}/{r_s}-{rbuf // 1000}kB" for c_s, r_s, rbuf in TABLE_II_SMALL_BUFFER]
 
+# Measured (60 s, no randomness) since a loss found after its recovery ended no longer halves
+# the window a second time (docs/model.md 7.4). Before that change DAPS led in all six
+# checks, in 2/100 by 1.454 against 1.077 Mbit/s on the slow path, while blind round-robin's
+# fast path entered fast recovery 292 times for 342 queue drops (now 229 for 400).
+RBUF_NOT_LOWER = {
+    (2, 100, 35_000): "[daps] Fig. 8 not reproduced here: mean occupancy DAPS 10,231 B, blind round-robin 8,058 B",
+    (2, 200, 45_000): "[daps] Fig. 8 not reproduced here: mean occupancy DAPS 10,299 B, blind round-robin 9,686 B",
+}
+SLOW_PATH_NOT_MORE = {
+    (2, 100, 35_000): "[daps] Fig. 5 not reproduced here: slow path DAPS 1.1740, blind round-robin 1.1762 Mbit/s",
+    (1, 200, 45_000): "[daps] Fig. 5 not reproduced here: slow path DAPS 0.7068, blind round-robin 0.7074 Mbit/s",
+    (2, 200, 45_000): "[daps] Fig. 5 not reproduced here: slow path DAPS 1.0870, blind round-robin 1.1184 Mbit/s",
+}
 
-@pytest.mark.parametrize("case", TABLE_II_SMALL_BUFFER, ids=TABLE_II_IDS)
+
+def table_ii_params(not_reproduced: dict[tuple[float, float, int], str]) -> list[Any]:
+    """The small-buffer cases, those in ``not_reproduced`` as strict xfails with its reason."""
+    return [pytest.param(case, id=case_id,
+                         marks=[pytest.mark.xfail(strict=True, reason=not_reproduced[case])]
+                         if case in not_reproduced else [])
+            for case, case_id in zip(TABLE_II_SMALL_BUFFER, TABLE_II_IDS, strict=True)]
+
+
+@pytest.mark.parametrize("case", table_ii_params(RBUF_NOT_LOWER))
 def test_daps_lowers_receive_buffer_occupancy_below_rbuf_min(case: tuple[float, float, int]) -> None:
     c_s, r_s, rbuf = case
     assert rbuf < rbuf_min_bytes([1.0, c_s], [20.0, r_s])
@@ -283,11 +306,9 @@ def test_daps_lowers_receive_buffer_occupancy_below_rbuf_min(case: tuple[float, 
     assert daps["mean_rbuf_bytes"] < blind["mean_rbuf_bytes"]
 
 
-@pytest.mark.parametrize("case", TABLE_II_SMALL_BUFFER, ids=TABLE_II_IDS)
+@pytest.mark.parametrize("case", table_ii_params(SLOW_PATH_NOT_MORE))
 def test_daps_uses_the_slow_path_more_below_rbuf_min(case: tuple[float, float, int]) -> None:
-    """Fig. 5: "average usage of the slow path", its throughput over 60 s. DAPS leads by
-    35 % in 2/100 but by 3 % in 1/200 and 0.7 % in 2/200, and there only once start-up is
-    behind: over the first 30 s blind round-robin carries more on the slow path in both."""
+    """Fig. 5: "average usage of the slow path", its throughput over 60 s."""
     sc = table_ii_scenario(*case)
     blind, daps = simulate(sc, "blind-rr").paths, simulate(sc, "daps").paths
     assert daps.loc[1, "throughput_bps"] > blind.loc[1, "throughput_bps"]

@@ -66,7 +66,6 @@ def test_bench_json_keys() -> None:
                 "vector_env_reset_s", "cartpole_vector_steps_per_s_vector_entry_point",
                 "cartpole_vector_steps_per_s_sync", "vector_to_cartpole_vector_ratio_sync"):
         assert report[key] > 0, key
-    assert report["simulate_s_8x"] > report["core_s_8x"]
 
 
 def test_every_subcommand_has_help_with_an_example() -> None:

@@ -136,3 +136,32 @@ def test_sim_reset_replays_the_episode() -> None:
     sim.reset(12)
     sim.run("minrtt")
     assert not np.array_equal(first, np.asarray(sim.view("completion_ns")))
+
+
+def test_a_loss_found_after_its_recovery_ended_brings_no_second_reduction() -> None:
+    """Bulk NewReno over 10 Mbit/s, 40 ms, a 1-BDP drop-tail queue, no random loss: each
+    sawtooth overflows the queue by a packet or two. The acknowledgement of a packet sent
+    after the first loss ends the recovery before the second hole has its three later
+    acknowledgements; that hole was sent before the recovery began, so it must not halve the
+    window again (docs/model.md 7.4). Every entry into fast recovery then follows a new
+    drop, and the link stays full as a Reno sawtooth over a 1-BDP buffer does (ns-3: 9.57
+    Mbit/s of payload; the payload share of the link is 10 x 1448 / 1502 = 9.64)."""
+    from mpsched.envs import scenarios
+    from mpsched.envs.episode import build_episode
+    from mpsched.experiments import ns3
+
+    case = ns3.Ns3Case("newreno", 10.0, 40.0, 0.0, 1.0, seconds=12.0)
+    sim = build_episode(scenarios.resolve(ns3.mpsched_scenario(case)), 1).make_sim()
+    entries, drops_seen, drops_at_last_entry = 0, 0, -1
+    t = 0
+    while not sim.done:
+        t += MS
+        sim.run("minrtt", (), t)
+        recoveries = int(np.asarray(sim.view("fast_recoveries"))[0])
+        drops_seen = int(np.asarray(sim.view("queue_drops"))[0])
+        if recoveries > entries:
+            assert recoveries == entries + 1 and drops_seen > drops_at_last_entry, f"a reduction without a drop at {t}"
+            entries, drops_at_last_entry = recoveries, drops_seen
+    assert entries >= 4
+    delivered = float(np.asarray(sim.view("delivered_bytes")).sum())
+    assert delivered * 8 / case.seconds > 0.98 * 10e6 * 1448 / 1502

@@ -1143,7 +1143,11 @@ static void declare_lost(mps_sim *s, int j, mps_rec *r) {
 /* 7.4 */
 static void congestion_event(mps_sim *s, int j, int64_t pn, int64_t flight) {
     mps_path *p = &s->paths[j];
-    if (p->recovery != MPS_REC_NONE && pn <= p->recover_pn) return;
+    /* 7.4: a packet sent before the current recovery began (RFC 9002 B.8's sent_time <=
+     * congestion_recovery_start_time) brings no second reduction, even when it is found
+     * lost after the recovery ended: per-packet acks can end a recovery before an earlier
+     * hole is declared, where TCP's cumulative ack (RFC 6582) would still be in it */
+    if (pn <= p->recover_pn) return;
     mps_cc_table[p->cc]->on_congestion(s, j, flight);
     p->ca_acc = 0;
     p->recovery = MPS_REC_FAST;
