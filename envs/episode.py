@@ -141,6 +141,7 @@ class Episode:
             "initial_cwnd_bytes": t.initial_cwnd_packets * t.mss_bytes,
             "min_rto_ns": int(round(t.min_rto_ms * 1e6)),
             "max_rto_ns": int(round(t.max_rto_s * _NS_PER_S)),
+            "fast_recovery": t.fast_recovery,
         }
 
         def subflow(spec: PathSpec | CrossFlowSpec, link: int, ring: int) -> dict[str, Any]:

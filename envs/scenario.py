@@ -65,6 +65,7 @@ __all__ = [
 ]
 
 CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia")
+FAST_RECOVERIES: tuple[str, ...] = ("immediate", "prr")
 CROSS_CONGESTION_CONTROLS: tuple[str, ...] = ("newreno", "cubic")
 SEQUENCES: tuple[str, ...] = ("send", "stream")
 RECEIVERS: tuple[str, ...] = ("block", "in_order")
@@ -101,6 +102,12 @@ class TransportSpec:
         RFC 6298 clamp of the retransmission timeout (Linux uses 200 ms; RFC 6298 1 s).
     cc : str
         Congestion control of paths that do not name one.
+    fast_recovery : {"immediate", "prr"}
+        How a window-based path's window falls when a loss starts a recovery
+        (docs/model.md 7.4): ``immediate``, at once to the new ssthresh, the sender then
+        waiting for the flight to drain below it (RFC 9002 section 7.3.2, the default);
+        ``prr``, by Proportional Rate Reduction (RFC 6937), sending on during the
+        recovery in proportion to the data delivered, as Linux and ns-3 TCP do.
     """
 
     mss_bytes: int = 1448
@@ -109,8 +116,9 @@ class TransportSpec:
     min_rto_ms: float = 200.0
     max_rto_s: float = 60.0
     cc: str = "newreno"
+    fast_recovery: str = "immediate"
 
-    KEYS = ("mss_bytes", "header_bytes", "initial_cwnd_packets", "min_rto_ms", "max_rto_s", "cc")
+    KEYS = ("mss_bytes", "header_bytes", "initial_cwnd_packets", "min_rto_ms", "max_rto_s", "cc", "fast_recovery")
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "transport") -> TransportSpec:
@@ -130,13 +138,19 @@ class TransportSpec:
             min_rto_ms=check_number(get("min_rto_ms"), f"{where}.min_rto_ms", lo=0.0, hi=1e9, lo_open=True),
             max_rto_s=check_number(get("max_rto_s"), f"{where}.max_rto_s", lo=0.0, hi=1e6, lo_open=True),
             cc=check_choice(get("cc"), f"{where}.cc", CONGESTION_CONTROLS),
+            fast_recovery=check_choice(get("fast_recovery"), f"{where}.fast_recovery", FAST_RECOVERIES),
         )
         if spec.max_rto_s * 1000.0 < spec.min_rto_ms:
             raise ScenarioError(f"{where}.max_rto_s", spec.max_rto_s, f"at least min_rto_ms = {spec.min_rto_ms} ms")
         return spec
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.KEYS}
+        # fast_recovery only where it is not the default, so that the canonical form (and the
+        # scenario hash result stores key rows by) of every scenario written before it stays
+        d = {k: getattr(self, k) for k in self.KEYS}
+        if self.fast_recovery == TransportSpec.fast_recovery:
+            del d["fast_recovery"]
+        return d
 
 
 @dataclass(frozen=True)

@@ -125,19 +125,35 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return _validate_against_ns3(args, progress)
     if args.quick:
         raise MpschedError("--quick: only with --against ns3")
+    if args.report:
+        raise MpschedError("--report: only with --against ns3")
     rows = run_validations(progress)
     print(json.dumps([r.row() for r in rows], indent=2) if args.json else format_table(rows))
     return exit_code(rows)
 
 
 def _validate_against_ns3(args: argparse.Namespace, progress: Any) -> int:
-    from .ns3 import GRID, QUICK, compare, format_comparison, ns3_available, within_bounds
+    from .ns3 import (
+        GRID,
+        QUICK,
+        SHARED,
+        compare,
+        compare_shared,
+        format_comparison,
+        ns3_available,
+        within_bounds,
+        write_report,
+    )
 
     if not ns3_available():
         raise MpschedError("--against ns3 needs ns-3's Python bindings: pip install 'mpsched[ns3]' "
                            "(or pip install ns3)")
     result = compare(QUICK if args.quick else GRID, progress=progress)
+    result["shared"] = compare_shared(SHARED, progress=progress)
     print(json.dumps(result, indent=2) if args.json else format_comparison(result))
+    if args.report:
+        command = "mpsched validate --against ns3" + (" --quick" if args.quick else "")
+        print(f"report: {write_report(result, args.report, command)}", file=sys.stderr)
     return 0 if within_bounds(result) else 1
 
 
@@ -370,7 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--against", choices=("closed-forms", "ns3"), default="closed-forms",
                    help="closed forms and the seed papers (default), or ns-3 on a grid of bulk TCP flows "
                         "(the ns3 extra)")
-    p.add_argument("--quick", action="store_true", help="with --against ns3: twelve cases instead of 162")
+    p.add_argument("--quick", action="store_true", help="with --against ns3: twelve single-flow cases instead of "
+                                                        "162 (the four shared-bottleneck cases run in both)")
+    p.add_argument("--report", metavar="DIR", help="with --against ns3: also write the comparison as a report "
+                                                   "(README.md and figures/) to DIR")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("bench", help="measure simulator and environment speed",

@@ -2,8 +2,8 @@
 
 Each case is one bulk TCP flow over one bottleneck, built twice with the same link rate,
 one-way delays, drop-tail queue (in packets), random loss of data packets, MSS, wire
-overhead and initial window: once as an mpsched scenario (one path, a bulk workload that
-always has data to send, MinRTT), once as an ns-3 program (two nodes joined by a
+overhead and initial window: once as an mpsched scenario (one path, one block larger than
+the run can carry, there from the start, MinRTT), once as an ns-3 program (two nodes joined by a
 point-to-point link, a ``BulkSendApplication`` and a ``PacketSink``). Both report the
 goodput (payload bytes delivered to the receiver over the run) and the wall time of the
 simulation alone (ns-3's import and the episode's build excluded).
@@ -13,15 +13,28 @@ sender is the standard one the core models (docs/model.md sections 4 and 7):
 
 - the point-to-point device's ``DropTailQueue`` holds ``queue_packets`` packets and the
   traffic-control layer's default queue disc is removed;
-- a ``RateErrorModel`` on the receiving device drops data packets with probability
-  ``loss`` (acknowledgements travel the other way and are never dropped, as in the core);
+- random loss is *paired*: an error model on the receiving device drops exactly the data
+  packets, counted in the order they leave the bottleneck, that the core's episode with
+  the same seed loses (:func:`lost_data_packets`; docs/model.md sections 4-5: one draw per
+  packet as it leaves the link). Both simulators then meet the same loss process, and a
+  difference in goodput is the transports' rather than two random draws' (with
+  independent draws, one 60 s run at 1 % loss and 200 ms carries about 35 losses and its
+  goodput varies by 8-10 % from seed to seed on either side). Acknowledgements travel the
+  other way and are never dropped, as in the core;
 - SACK on, initial window 10, MSS 1448 bytes, an acknowledgement per packet
-  (``DelAckCount`` 1, as the core's receiver), minimum RTO 200 ms (the core's default);
+  (``DelAckCount`` 1, as the core's receiver);
+- fast recovery by PRR on both sides (ns-3's default recovery; the core's
+  ``fast_recovery: prr``);
+- minimum RTO 1 s on both sides (RFC 6298 and ns-3's default). ns-3 restarts its timer
+  only when the cumulative acknowledgement advances, the core on every newly acknowledged
+  packet, so with 200 ms and a 200 ms path ns-3 times out in almost every recovery;
+- Cubic without HyStart (the core has no slow-start exit but loss);
+- the run lasts ``seconds`` after the handshake in ns-3 (the core starts with the
+  handshake's RTT sample already taken, docs/model.md 7): ns-3 stops one base RTT later.
 - a packet on the wire is 1448 + 54 bytes: TCP with the timestamp option (32), IPv4 (20)
   and PPP (2), the core's ``header_bytes``.
 
-What still differs is listed with its measured effect in the output of
-:func:`compare` (``notes``) and in docs/model.md.
+docs/model.md section 7.11 lists what still differs, each with its measured effect.
 """
 
 from __future__ import annotations
@@ -30,16 +43,113 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsched_goodput", "ns3_goodput",
-           "compare", "within_bounds", "format_comparison", "ns3_available"]
+           "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets", "paired_losses",
+           "write_report", "SharedCase", "SHARED", "compare_shared", "mpsched_shared_goodputs", "ns3_shared_goodputs"]
 
 MSS_BYTES = 1448
 WIRE_HEADER_BYTES = 54  # TCP 20 + timestamp option 12, IPv4 20, PPP 2
 CONTROLLERS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+DATA_PACKET_MIN_BYTES = 200
+"""A packet at the receiving device at least this long carries data: the bulk sender's
+packets are MSS + 54 bytes on the wire, a SYN or an acknowledgement (SACK blocks
+included) at most 102."""
+
+_MASK64 = (1 << 64) - 1
+_GOLDEN_GAMMA = 0x9E3779B97F4A7C15
+
+
+def _splitmix64(state: int) -> tuple[int, int]:
+    state = (state + _GOLDEN_GAMMA) & _MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return state, z ^ (z >> 31)
+
+
+def _rotl64(x: int, k: int) -> int:
+    return ((x << k) | (x >> (64 - k))) & _MASK64
+
+
+def lost_data_packets(core_seed: int, loss: float, count: int, subflow: int = 0) -> list[int]:
+    """Which of a subflow's first ``count`` packets off its bottleneck the core loses.
+
+    Parameters
+    ----------
+    core_seed : int
+        The episode's core seed (:attr:`mpsched.envs.episode.Episode.core_seed`).
+    loss : float
+        The subflow's iid loss probability.
+    count : int
+        How many packets to decide.
+    subflow : int
+        The subflow's index (its random stream).
+
+    Returns
+    -------
+    list of int
+        The 0-based ordinals, ascending, of the lost packets: the packets whose draw from the
+        subflow's xoshiro256** stream (docs/model.md section 5) is below the loss threshold
+        (section 4), one draw per packet as it leaves the link.
+    """
+    from ..envs.episode import loss_threshold
+
+    threshold = loss_threshold(loss)
+    state = (core_seed + (subflow + 1) * _GOLDEN_GAMMA) & _MASK64
+    words = []
+    for _ in range(4):
+        state, word = _splitmix64(state)
+        words.append(word)
+    s0, s1, s2, s3 = words
+    lost = []
+    for k in range(count):
+        result = (_rotl64((s1 * 5) & _MASK64, 7) * 9) & _MASK64
+        t = (s1 << 17) & _MASK64
+        s2 ^= s0
+        s3 ^= s1
+        s1 ^= s2
+        s0 ^= s3
+        s2 ^= t
+        s3 = _rotl64(s3, 45)
+        if (result >> 11) < threshold:
+            lost.append(k)
+    return lost
+
+
+_NS3_LOSS_MODEL = r"""
+#include <vector>
+namespace mpsched_ns3 {
+// Drops the data packets (at least min_bytes long) whose ordinal among the data packets
+// this device receives is listed in `lost` (ascending); other packets pass uncounted.
+class PairedDataLoss : public ns3::ErrorModel {
+  public:
+    std::vector<uint32_t> lost;
+    uint32_t min_bytes = 0, seen = 0, dropped = 0;
+  private:
+    size_t next_ = 0;
+    bool DoCorrupt(ns3::Ptr<ns3::Packet> p) override {
+        if (p->GetSize() < min_bytes) return false;
+        const uint32_t k = seen++;
+        while (next_ < lost.size() && lost[next_] < k) next_++;
+        const bool hit = next_ < lost.size() && lost[next_] == k;
+        dropped += hit;
+        return hit;
+    }
+    void DoReset() override { next_ = 0; seen = 0; dropped = 0; }
+};
+ns3::Ptr<PairedDataLoss> MakePairedDataLoss(const std::vector<uint32_t>& lost, uint32_t min_bytes) {
+    ns3::Ptr<PairedDataLoss> m = ns3::CreateObject<PairedDataLoss>();
+    m->lost = lost;
+    m->min_bytes = min_bytes;
+    return m;
+}
+}
+"""
 
 
 @dataclass(frozen=True)
@@ -59,6 +169,10 @@ class Ns3Case:
         Drop-tail queue as a multiple of the bandwidth-delay product (at least 4 packets).
     seconds : float
         Length of the run.
+    min_rto_ms : float
+        Lower bound of the retransmission timeout, both sides.
+    fast_recovery : {"prr", "immediate"}
+        mpsched's window reduction in fast recovery (ns-3 always uses PRR).
     """
 
     cc: str
@@ -67,6 +181,8 @@ class Ns3Case:
     loss: float
     queue_bdp: float
     seconds: float = 30.0
+    min_rto_ms: float = 1000.0
+    fast_recovery: str = "prr"
 
     @property
     def queue_packets(self) -> int:
@@ -99,18 +215,26 @@ QUICK: tuple[Ns3Case, ...] = tuple(
 
 
 def mpsched_scenario(case: Ns3Case) -> dict[str, Any]:
-    """The case as an mpsched scenario: one path, a bulk workload faster than the link."""
+    """The case as an mpsched scenario: one path and one block more than the link carries
+    in the run, there at the start (a bulk workload's first chunk would arrive one chunk
+    time after it)."""
     return {
         "name": "ns3-" + case.label.replace(" ", "-").replace("/", "").replace("%", "pct"),
         "duration_s": case.seconds, "horizon_s": case.seconds,
         "transport": {"mss_bytes": MSS_BYTES, "header_bytes": WIRE_HEADER_BYTES, "initial_cwnd_packets": 10,
-                      "min_rto_ms": 200.0},
+                      "min_rto_ms": case.min_rto_ms, "fast_recovery": case.fast_recovery},
         "paths": [{"name": "bottleneck", "bandwidth": case.rate_mbps, "rtt_ms": case.rtt_ms,
                    "queue_bytes": case.queue_packets * (MSS_BYTES + WIRE_HEADER_BYTES), "loss": case.loss,
                    "cc": case.cc}],
-        "workload": {"type": "bulk", "rate_mbps": 2 * case.rate_mbps, "chunk_bytes": 64 * MSS_BYTES,
-                     "deadline_ms": 1e3 * case.seconds},
+        "workload": {"type": "explicit", "blocks": [{"arrival_ms": 0.0, "size_bytes": bulk_bytes(case),
+                                                     "deadline_ms": 1e3 * case.seconds}]},
     }
+
+
+def bulk_bytes(case: Ns3Case) -> int:
+    """The size of the one block a case sends, there from the start like the bulk sender's
+    data: twice what the link carries in the run, at most the largest block."""
+    return min(2**31 - 1, int(2 * case.rate_mbps * 1e6 / 8 * case.seconds))
 
 
 def mpsched_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
@@ -125,7 +249,21 @@ def mpsched_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
     wall = time.perf_counter() - begin
     delivered = float(np.asarray(sim.view("delivered_bytes")).sum())
     return {"goodput_bps": delivered * 8 / case.seconds,
-            "retransmissions": float(np.asarray(sim.view("retransmissions")).sum()), "wall_s": wall}
+            "retransmissions": float(np.asarray(sim.view("retransmissions")).sum()),
+            "random_losses": float(np.asarray(sim.view("random_losses")).sum()), "wall_s": wall}
+
+
+def paired_losses(case: Ns3Case, seed: int = 1) -> list[int]:
+    """The ordinals of the data packets the case's mpsched episode with ``seed`` loses, as
+    many as the link can carry in the run (:func:`lost_data_packets`)."""
+    from ..envs import scenarios
+    from ..envs.episode import build_episode
+
+    if case.loss <= 0:
+        return []
+    core_seed = build_episode(scenarios.resolve(mpsched_scenario(case)), seed).core_seed
+    capacity = int(case.rate_mbps * 1e6 / 8 * case.seconds / (MSS_BYTES + WIRE_HEADER_BYTES)) + 1
+    return lost_data_packets(core_seed, case.loss, capacity)
 
 
 def ns3_available() -> bool:
@@ -135,26 +273,36 @@ def ns3_available() -> bool:
     return importlib.util.find_spec("ns") is not None
 
 
-def ns3_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
-    """Goodput [bit/s] of the case in ns-3 (the module docstring's setup) and the wall time
-    of ``Simulator.Run`` alone. The first call imports ns-3 (about 15 s: its bindings
-    compile)."""
+def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float) -> Any:
+    """ns-3's bindings (the ``ns`` namespace) with the TCP defaults of the module docstring
+    set for sockets of controller ``cc``."""
     from ns import ns  # the ns3 extra; a missing module is the caller's to report
 
-    ns.RngSeedManager.SetSeed(1)
-    ns.RngSeedManager.SetRun(seed)
+    if not hasattr(ns.cppyy.gbl, "mpsched_ns3"):
+        ns.cppyy.cppdef(_NS3_LOSS_MODEL)
     defaults = {
-        "ns3::TcpL4Protocol::SocketType": ns.StringValue(CONTROLLERS[case.cc]),
+        "ns3::TcpL4Protocol::SocketType": ns.StringValue(CONTROLLERS[cc]),
         "ns3::TcpSocket::SegmentSize": ns.UintegerValue(MSS_BYTES),
         "ns3::TcpSocket::InitialCwnd": ns.UintegerValue(10),
         "ns3::TcpSocket::DelAckCount": ns.UintegerValue(1),
         "ns3::TcpSocket::SndBufSize": ns.UintegerValue(1 << 27),
         "ns3::TcpSocket::RcvBufSize": ns.UintegerValue(1 << 27),
         "ns3::TcpSocketBase::Sack": ns.BooleanValue(True),
-        "ns3::TcpSocketBase::MinRto": ns.TimeValue(ns.MilliSeconds(200)),
+        "ns3::TcpCubic::HyStart": ns.BooleanValue(False),
+        "ns3::TcpSocketBase::MinRto": ns.TimeValue(ns.NanoSeconds(int(round(min_rto_ms * 1e6)))),
     }
     for name, value in defaults.items():
         ns.Config.SetDefault(name, value)
+    return ns
+
+
+def ns3_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
+    """Goodput [bit/s] of the case in ns-3 (the module docstring's setup, losing the data
+    packets that mpsched's episode with ``seed`` loses), the data packets it received and
+    dropped, and the wall time of ``Simulator.Run`` alone. The first call imports ns-3
+    (about 15 s: its bindings compile)."""
+    ns = _ns3_with_tcp_defaults(case.cc, case.min_rto_ms)
+    lost = paired_losses(case, seed)
     nodes = ns.NodeContainer()
     nodes.Create(2)
     link = ns.PointToPointHelper()
@@ -167,11 +315,9 @@ def ns3_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
     addresses.SetBase(ns.Ipv4Address("10.1.1.0"), ns.Ipv4Mask("255.255.255.0"))
     interfaces = addresses.Assign(devices)
     ns.TrafficControlHelper().Uninstall(devices)  # the device queue is the bottleneck queue
-    if case.loss > 0:
-        errors = ns.CreateObject[ns.RateErrorModel]()
-        errors.SetAttribute("ErrorRate", ns.DoubleValue(case.loss))
-        errors.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
-        devices.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(errors))
+    ordinals = ns.cppyy.gbl.std.vector["uint32_t"](lost)
+    errors = ns.cppyy.gbl.mpsched_ns3.MakePairedDataLoss(ordinals, DATA_PACKET_MIN_BYTES)
+    devices.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(errors))
     port = 9
     any_address = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
     sink_apps = ns.PacketSinkHelper("ns3::TcpSocketFactory", any_address).Install(nodes.Get(1))
@@ -181,13 +327,15 @@ def ns3_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
     sender_apps = sender.Install(nodes.Get(0))
     for apps in (sink_apps, sender_apps):
         apps.Start(ns.Seconds(0))
-    ns.Simulator.Stop(ns.NanoSeconds(int(round(case.seconds * 1e9))))
+    ns.Simulator.Stop(ns.NanoSeconds(int(round((case.seconds + case.rtt_ms / 1e3) * 1e9))))
     begin = time.perf_counter()
     ns.Simulator.Run()
     wall = time.perf_counter() - begin
     received = int(ns.DynamicCast[ns.PacketSink](sink_apps.Get(0)).GetTotalRx())
+    data_packets, dropped = int(errors.seen), int(errors.dropped)
     ns.Simulator.Destroy()
-    return {"goodput_bps": received * 8 / case.seconds, "wall_s": wall}
+    return {"goodput_bps": received * 8 / case.seconds, "data_packets": data_packets, "random_losses": dropped,
+            "expected_losses": sum(1 for k in lost if k < data_packets), "wall_s": wall}
 
 
 def compare(cases: tuple[Ns3Case, ...] = QUICK, seed: int = 1,
@@ -205,6 +353,7 @@ def compare(cases: tuple[Ns3Case, ...] = QUICK, seed: int = 1,
                      "goodput_error": ours["goodput_bps"] / theirs["goodput_bps"] - 1.0
                      if theirs["goodput_bps"] > 0 else math.nan,
                      "mpsched_retransmissions": ours["retransmissions"],
+                     "mpsched_random_losses": ours["random_losses"], "ns3_random_losses": theirs["random_losses"],
                      "mpsched_wall_s": ours["wall_s"], "ns3_wall_s": theirs["wall_s"],
                      "speed_ratio": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] > 0 else math.nan})
     errors = np.abs([r["goodput_error"] for r in rows])
@@ -215,13 +364,150 @@ def compare(cases: tuple[Ns3Case, ...] = QUICK, seed: int = 1,
 
 MEDIAN_GOODPUT_ERROR = 0.03
 WORST_GOODPUT_ERROR = 0.10
+SHARE_ERROR = 0.10
+
+
+@dataclass(frozen=True)
+class SharedCase:
+    """Two bulk flows from the start over one drop-tail bottleneck, no random loss.
+
+    In mpsched the first is the path and the second a cross flow on the same link; in ns-3
+    two sender nodes reach the receiver's node through a router whose device toward it is
+    the bottleneck (the access links 100 times faster, without delay).
+
+    Attributes
+    ----------
+    ccs : (str, str)
+        The two flows' controllers.
+    rate_mbps, rtt_ms, queue_bdp, seconds, min_rto_ms, fast_recovery
+        As :class:`Ns3Case`; both flows have the round trip ``rtt_ms``.
+    """
+
+    ccs: tuple[str, str]
+    rate_mbps: float
+    rtt_ms: float
+    queue_bdp: float
+    seconds: float = 60.0
+    min_rto_ms: float = 1000.0
+    fast_recovery: str = "prr"
+
+    @property
+    def queue_packets(self) -> int:
+        return Ns3Case(self.ccs[0], self.rate_mbps, self.rtt_ms, 0.0, self.queue_bdp).queue_packets
+
+    @property
+    def label(self) -> str:
+        return (f"{self.ccs[0]} + {self.ccs[1]} {self.rate_mbps:g} Mbit/s {self.rtt_ms:g} ms "
+                f"queue {self.queue_bdp:g} BDP")
+
+
+SHARED: tuple[SharedCase, ...] = tuple(
+    SharedCase(ccs, rate, rtt, 1.0)
+    for ccs in (("newreno", "newreno"), ("cubic", "newreno")) for rate, rtt in ((10.0, 40.0), (10.0, 80.0)))
+"""NewReno against NewReno and Cubic against NewReno, on 10 Mbit/s at 40 and 80 ms."""
+
+
+def mpsched_shared_goodputs(case: SharedCase) -> dict[str, Any]:
+    """The two flows' goodputs [bit/s] in mpsched, and the core's wall time."""
+    from ..envs import scenarios
+    from ..envs.episode import build_episode
+
+    single = Ns3Case(case.ccs[0], case.rate_mbps, case.rtt_ms, 0.0, case.queue_bdp, case.seconds, case.min_rto_ms,
+                     case.fast_recovery)
+    sc = mpsched_scenario(single)
+    sc["name"] = "ns3-shared-" + case.label.replace(" ", "-").replace("/", "").replace("+", "and")
+    sc["links"] = [{"name": "bottleneck", "bandwidth": case.rate_mbps,
+                    "queue_bytes": case.queue_packets * (MSS_BYTES + WIRE_HEADER_BYTES)}]
+    sc["paths"] = [{"name": "first", "link": "bottleneck", "rtt_ms": case.rtt_ms, "cc": case.ccs[0]}]
+    sc["cross_traffic"] = [{"name": "second", "link": "bottleneck", "rtt_ms": case.rtt_ms, "cc": case.ccs[1]}]
+    sim = build_episode(scenarios.resolve(sc), 1).make_sim()
+    begin = time.perf_counter()
+    sim.run("minrtt", ())
+    wall = time.perf_counter() - begin
+    first = float(np.asarray(sim.view("delivered_bytes")).sum())
+    second = float(np.asarray(sim.cross_view("delivered_bytes")).sum())
+    return {"goodput_bps": [first * 8 / case.seconds, second * 8 / case.seconds], "wall_s": wall}
+
+
+def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
+    """The two flows' goodputs [bit/s] in ns-3 (:class:`SharedCase`), and the wall time of
+    ``Simulator.Run`` alone."""
+    ns = _ns3_with_tcp_defaults(case.ccs[0], case.min_rto_ms)
+    senders, router, receiver = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    senders.Create(2)
+    router.Create(1)
+    receiver.Create(1)
+    stack = ns.InternetStackHelper()
+    for nodes in (senders, router, receiver):
+        stack.Install(nodes)
+    for k, cc in enumerate(case.ccs):
+        tcp = senders.Get(k).GetObject[ns.TcpL4Protocol]()
+        tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(CONTROLLERS[cc])))
+    access = ns.PointToPointHelper()
+    access.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(100 * case.rate_mbps * 1e6))}bps"))
+    access.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(0)))
+    bottleneck = ns.PointToPointHelper()
+    bottleneck.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(case.rate_mbps * 1e6))}bps"))
+    bottleneck.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(int(round(case.rtt_ms * 5e5)))))
+    bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
+                        ns.QueueSizeValue(ns.QueueSize(f"{case.queue_packets}p")))
+    addresses = ns.Ipv4AddressHelper()
+    links = [access.Install(senders.Get(k), router.Get(0)) for k in range(2)]
+    links.append(bottleneck.Install(router.Get(0), receiver.Get(0)))
+    interfaces = []
+    for k, devices in enumerate(links):
+        addresses.SetBase(ns.Ipv4Address(f"10.1.{k + 1}.0"), ns.Ipv4Mask("255.255.255.0"))
+        interfaces.append(addresses.Assign(devices))
+        ns.TrafficControlHelper().Uninstall(devices)  # the device queues are the queues
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    sinks = []
+    for k in range(2):
+        port = 9 + k
+        any_address = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", any_address).Install(receiver.Get(0))
+        sender = ns.BulkSendHelper("ns3::TcpSocketFactory",
+                                   ns.InetSocketAddress(interfaces[2].GetAddress(1), port).ConvertTo())
+        sender.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        apps = sender.Install(senders.Get(k))
+        for app in (sink, apps):
+            app.Start(ns.Seconds(0))
+        sinks.append(sink)
+    ns.Simulator.Stop(ns.NanoSeconds(int(round((case.seconds + case.rtt_ms / 1e3) * 1e9))))
+    begin = time.perf_counter()
+    ns.Simulator.Run()
+    wall = time.perf_counter() - begin
+    received = [int(ns.DynamicCast[ns.PacketSink](sink.Get(0)).GetTotalRx()) for sink in sinks]
+    ns.Simulator.Destroy()
+    return {"goodput_bps": [r * 8 / case.seconds for r in received], "wall_s": wall}
+
+
+def compare_shared(cases: tuple[SharedCase, ...] = SHARED,
+                   progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Every shared case in both simulators: each flow's share of the two flows' goodput,
+    in mpsched and in ns-3, and the relative error of mpsched's share."""
+    rows = []
+    for case in cases:
+        if progress:
+            progress(case.label)
+        ours, theirs = mpsched_shared_goodputs(case), ns3_shared_goodputs(case)
+        mine, their = np.array(ours["goodput_bps"]), np.array(theirs["goodput_bps"])
+        shares, ns3_shares = mine / mine.sum(), their / their.sum()
+        rows.append({"label": case.label, "ccs": list(case.ccs), "rate_mbps": case.rate_mbps, "rtt_ms": case.rtt_ms,
+                     "queue_packets": case.queue_packets, "mpsched_goodput_bps": mine.tolist(),
+                     "ns3_goodput_bps": their.tolist(), "mpsched_shares": shares.tolist(),
+                     "ns3_shares": ns3_shares.tolist(), "share_errors": (shares / ns3_shares - 1).tolist(),
+                     "speed_ratio": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] > 0 else math.nan})
+    return rows
 
 
 def within_bounds(result: dict[str, Any]) -> bool:
     """Whether a comparison is within the bounds the project holds itself to: median
-    |goodput error| at most 3 % and the worst at most 10 %."""
+    |goodput error| at most 3 % and the worst at most 10 %, and each flow's share of a
+    shared bottleneck (when the comparison has them) within 10 % of ns-3's."""
+    shares = [abs(e) for r in result.get("shared", []) for e in r["share_errors"]]
     return bool(result["median_abs_goodput_error"] <= MEDIAN_GOODPUT_ERROR
-                and result["worst_abs_goodput_error"] <= WORST_GOODPUT_ERROR)
+                and result["worst_abs_goodput_error"] <= WORST_GOODPUT_ERROR
+                and all(e <= SHARE_ERROR for e in shares))
 
 
 def format_comparison(result: dict[str, Any]) -> str:
@@ -234,4 +520,99 @@ def format_comparison(result: dict[str, Any]) -> str:
     lines.append(f"goodput error: median |error| {100 * result['median_abs_goodput_error']:.1f} %, worst "
                  f"{100 * result['worst_abs_goodput_error']:.1f} %; mpsched {result['median_speed_ratio']:.0f}x "
                  "faster than ns-3 in the median case (simulation alone)")
+    if result.get("shared"):
+        lines += ["", f"{'shared bottleneck':<52}{'mpsched':>11}{'ns-3':>11}{'error':>9}",
+                  f"{'':<52}{'[share]':>11}{'[share]':>11}"]
+        for r in result["shared"]:
+            for k, cc in enumerate(r["ccs"]):
+                lines.append(f"{r['label'] + ': ' + cc + (' (first)' if k == 0 else ' (second)'):<52}"
+                             f"{r['mpsched_shares'][k]:>11.3f}{r['ns3_shares'][k]:>11.3f}"
+                             f"{100 * r['share_errors'][k]:>+8.1f}%")
     return "\n".join(lines)
+
+
+def write_report(result: dict[str, Any], directory: str | Path, command: str) -> Path:
+    """The comparison as a report: ``README.md`` (summary, the error by controller and loss,
+    every case) and ``figures/errors.png`` (the distribution of the goodput error by loss
+    rate, and mpsched's goodput against ns-3's). Returns the README's path."""
+    from .report.figures import _png, _pyplot
+    from .sweep import git_revision
+
+    out = Path(directory)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    rows = result["cases"]
+    errors = np.array([r["goodput_error"] for r in rows])
+    plt = _pyplot()
+    fig, (hist, scatter) = plt.subplots(1, 2, figsize=(10, 3.8))
+    bins = np.linspace(-0.3, 0.3, 25)
+    for loss in sorted({r["loss"] for r in rows}):
+        e = np.clip([r["goodput_error"] for r in rows if r["loss"] == loss], bins[0], bins[-1])
+        hist.hist(e, bins=bins, histtype="step", linewidth=1.5, label=f"loss {100 * loss:g} %")
+    for bound in (-WORST_GOODPUT_ERROR, -MEDIAN_GOODPUT_ERROR, MEDIAN_GOODPUT_ERROR, WORST_GOODPUT_ERROR):
+        hist.axvline(bound, color="grey", linestyle=":" if abs(bound) > MEDIAN_GOODPUT_ERROR else "--", linewidth=1)
+    hist.set_xlabel("goodput error, mpsched / ns-3 - 1 (clipped to ±30 %)")
+    hist.set_ylabel("cases")
+    hist.legend()
+    for cc, marker in zip(CONTROLLERS, "os", strict=False):
+        mine = [r for r in rows if r["cc"] == cc]
+        scatter.scatter([r["ns3_goodput_bps"] / 1e6 for r in mine], [r["mpsched_goodput_bps"] / 1e6 for r in mine],
+                        s=12, marker=marker, label=cc)
+    top = max(max(r["ns3_goodput_bps"], r["mpsched_goodput_bps"]) for r in rows) / 1e6 * 1.3
+    scatter.plot([0.1, top], [0.1, top], color="grey", linewidth=1)
+    scatter.set_xscale("log")
+    scatter.set_yscale("log")
+    scatter.set_xlabel("ns-3 goodput [Mbit/s]")
+    scatter.set_ylabel("mpsched goodput [Mbit/s]")
+    scatter.legend()
+    (out / "figures" / "errors.png").write_bytes(_png(fig))
+
+    absolute = np.abs(errors)
+    lines = [
+        "# mpsched against ns-3: bulk NewReno and Cubic over one drop-tail bottleneck",
+        "",
+        f"`{command}` at git revision {git_revision()}, ns-3 3.44 (`pip install ns3`). Each case is one bulk flow "
+        "built as an mpsched scenario and as an ns-3 program with the same link, queue, MSS, wire overhead, initial "
+        "window, minimum RTO and fast recovery (PRR), and the same lost data packets (paired losses); "
+        "`experiments/ns3.py` gives the set-up, docs/model.md 7.11 what still differs and its measured size.",
+        "",
+        f"**Goodput error over {len(rows)} cases: median |error| {100 * np.median(absolute):.1f} %, worst "
+        f"{100 * absolute.max():.1f} %; {int((absolute <= MEDIAN_GOODPUT_ERROR).sum())} cases within 3 %, "
+        f"{int((absolute <= WORST_GOODPUT_ERROR).sum())} within 10 %. The project's bounds (median at most 3 %, "
+        f"worst at most 10 %, shared-bottleneck shares within 10 %) are "
+        f"{'met' if within_bounds(result) else 'not met'}.** mpsched is "
+        f"{result['median_speed_ratio']:.0f}x faster than ns-3 in the median case (each simulation alone, "
+        "one process).",
+        "",
+        "![Goodput error by loss rate, and mpsched's goodput against ns-3's](figures/errors.png)",
+        "",
+        "Median |goodput error| by controller and random loss (cases):",
+        "",
+        "| controller | " + " | ".join(f"loss {100 * v:g} %" for v in sorted({r['loss'] for r in rows})) + " |",
+        "|:---|" + "---:|" * len({r["loss"] for r in rows}),
+    ]
+    for cc in CONTROLLERS:
+        cells = []
+        for loss in sorted({r["loss"] for r in rows}):
+            e = np.abs([r["goodput_error"] for r in rows if r["cc"] == cc and r["loss"] == loss])
+            cells.append(f"{100 * np.median(e):.1f} % ({len(e)})" if len(e) else "-")
+        lines.append(f"| {cc} | " + " | ".join(cells) + " |")
+    if result.get("shared"):
+        lines += ["", "Two flows from the start on one drop-tail bottleneck (1 BDP), no random loss, 60 s: each "
+                  "flow's share of the two flows' goodput (mpsched: the path and a cross flow on one link; ns-3: two "
+                  "sender nodes behind a router). The bound is 10 %.", "",
+                  "| flows | flow | mpsched share | ns-3 share | error |", "|:---|:---|---:|---:|---:|"]
+        for r in result["shared"]:
+            for k, cc in enumerate(r["ccs"]):
+                lines.append(f"| {r['label']} | {cc} ({'first' if k == 0 else 'second'}) | "
+                             f"{r['mpsched_shares'][k]:.3f} | {r['ns3_shares'][k]:.3f} | "
+                             f"{100 * r['share_errors'][k]:+.1f} % |")
+    lines += ["", "Every case, largest |error| first:", "",
+              "| case | queue [packets] | mpsched [Mbit/s] | ns-3 [Mbit/s] | error | random losses (mpsched / ns-3) "
+              "| speed [x] |", "|:---|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: -abs(r["goodput_error"])):
+        lines.append(f"| {r['label']} | {r['queue_packets']} | {r['mpsched_goodput_bps'] / 1e6:.3f} | "
+                     f"{r['ns3_goodput_bps'] / 1e6:.3f} | {100 * r['goodput_error']:+.1f} % | "
+                     f"{r['mpsched_random_losses']:.0f} / {r['ns3_random_losses']:.0f} | {r['speed_ratio']:.0f} |")
+    readme = out / "README.md"
+    readme.write_text("\n".join(lines) + "\n")
+    return readme

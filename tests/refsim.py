@@ -460,6 +460,9 @@ class Subflow:
         if self.cc not in allowed:
             raise ValueError(f"subflow {j}: cc must be one of {allowed}, got {self.cc!r}")
         self.window_based = self.cc != "ideal"
+        self.fast_recovery = str(cfg.get("fast_recovery", "immediate"))
+        if self.fast_recovery not in ("immediate", "prr"):
+            raise ValueError(f"subflow {j}: unknown fast_recovery {self.fast_recovery!r}")
         self.min_rto_ns = int(cfg["min_rto_ns"])
         self.max_rto_ns = int(cfg["max_rto_ns"])
         self.ring_capacity = int(cfg["ring_capacity"])
@@ -484,6 +487,10 @@ class Subflow:
         self.ca_acc = 0
         self.recovery = REC_NONE
         self.recover_pn = -1
+        # §7.4 with fast_recovery = prr: RFC 6937's RecoverFS, prr_delivered, prr_out.
+        self.prr_recover_fs = 0
+        self.prr_delivered = 0
+        self.prr_out = 0
         self.srtt = base_rtt
         self.min_rtt = base_rtt  # §7 state that no output reports
         self.rttvar = base_rtt // 2
@@ -921,6 +928,8 @@ class Simulator:
         sf.next_pn += 1
         sf.packets_sent += 1
         sf.bytes_sent += size
+        if sf.recovery == REC_FAST:
+            sf.prr_out += size
         # Step 4.
         if sf.window_based and sf.rto_deadline is None:
             sf.rto_deadline = t + sf.rto
@@ -947,6 +956,7 @@ class Simulator:
 
     def on_ack(self, sf: Subflow, pkt: Packet, data_ack: int, t: int) -> None:
         s = pkt.size
+        recoveries_before = sf.fast_recoveries
         # Step 1.
         newly = pkt.state in (OUT, HOLE)
         inflight_before = sf.inflight_bytes
@@ -1001,9 +1011,13 @@ class Simulator:
                     sf.cwnd += min(s, self.mss)  # slow start
                 else:
                     self.congestion_avoidance(sf, s, t)
-        # Step 7: recovery exit.
+        # Step 7: recovery exit; with PRR the window of the recovery's acknowledgements.
         if sf.recovery != REC_NONE and pkt.pn > sf.recover_pn:
+            if sf.recovery == REC_FAST and sf.fast_recovery == "prr":
+                sf.cwnd = sf.ssthresh
             sf.recovery = REC_NONE
+        elif sf.recovery == REC_FAST and sf.fast_recovery == "prr":
+            self.prr_window(sf, s if newly else 0, sf.fast_recoveries != recoveries_before)
         # Step 8: RTO timer (window-based).
         if sf.window_based:
             if sf.inflight_bytes == 0:
@@ -1088,6 +1102,24 @@ class Simulator:
         sf.recovery = REC_FAST
         sf.recover_pn = sf.next_pn - 1
         sf.fast_recoveries += 1
+        sf.prr_recover_fs = flight
+        sf.prr_delivered = 0
+        sf.prr_out = 0
+
+    def prr_window(self, sf: Subflow, delivered: int, began: bool) -> None:
+        """§7.4, fast_recovery = prr: RFC 6937's sndcnt (slow-start reduction bound), at
+        least one packet on the acknowledgement that began the recovery; cwnd = pipe + sndcnt."""
+        sf.prr_delivered += delivered
+        pipe = sf.inflight_bytes
+        if pipe > sf.ssthresh:
+            sndcnt = -(-sf.prr_delivered * sf.ssthresh // sf.prr_recover_fs) - sf.prr_out
+        else:
+            limit = max(sf.prr_delivered - sf.prr_out, delivered) + self.mss
+            sndcnt = min(sf.ssthresh - pipe, limit)
+        sndcnt = max(sndcnt, 0)
+        if began:
+            sndcnt = max(sndcnt, self.mss)
+        sf.cwnd = pipe + sndcnt
 
     def on_rto(self, sf: Subflow, t: int) -> None:
         flight = sf.inflight_bytes

@@ -78,7 +78,8 @@ def _threshold(p: float) -> int:
 
 
 @st.composite
-def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: bool) -> dict[str, Any]:
+def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: bool,
+             fast_recovery: str | None = None) -> dict[str, Any]:
     """One subflow dict of docs/model.md section 1."""
     ge = draw(st.booleans()) and draw(st.booleans())
     d = {
@@ -95,6 +96,7 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
         "min_rto_ns": draw(st.sampled_from([1 * MS, 200 * MS])),
         "max_rto_ns": 60_000 * MS,
         "ring_capacity": draw(st.sampled_from([16, 64, 1024])),
+        "fast_recovery": fast_recovery or draw(st.sampled_from(["immediate", "prr"])),
     }
     if cross:
         start = draw(st.integers(0, 100 * MS))
@@ -105,11 +107,13 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
 
 @st.composite
 def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, receiver: str | None = None,
-               shared: bool | None = None, cross: bool | None = None, min_blocks: int = 1) -> dict[str, Any]:
+               shared: bool | None = None, cross: bool | None = None, min_blocks: int = 1,
+               fast_recovery: str | None = None) -> dict[str, Any]:
     """A small random episode in the format of docs/model.md section 1.
 
     By default links may be shared by several paths, cross flows may compete, and the
-    receiver is block-aware or in-order; the keyword arguments pin any of these.
+    receiver is block-aware or in-order, and each window-based subflow's fast recovery is
+    immediate or PRR; the keyword arguments pin any of these.
     Between min_blocks and max_blocks blocks arrive in the first 200 ms.
     """
     n_paths = draw(st.integers(1, 3))
@@ -126,7 +130,7 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
             "bw_rate_bps": np.array(rates, np.int64),
             "bw_cycle_ns": cycle,
         })
-    paths = [draw(subflows(n_links, mss, cc, cross=False)) for _ in range(n_paths)]
+    paths = [draw(subflows(n_links, mss, cc, cross=False, fast_recovery=fast_recovery)) for _ in range(n_paths)]
     if not share:
         for j, p in enumerate(paths):
             p["link"] = j
@@ -134,7 +138,7 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
         n_cross = draw(st.sampled_from([0, 0, 1, 2]))
     else:
         n_cross = draw(st.integers(1, 2)) if cross else 0
-    crosses = [draw(subflows(n_links, mss, None, cross=True)) for _ in range(n_cross)]
+    crosses = [draw(subflows(n_links, mss, None, cross=True, fast_recovery=fast_recovery)) for _ in range(n_cross)]
     chosen_receiver = receiver or draw(st.sampled_from(["block", "in_order"]))
     n = draw(st.integers(min_blocks, max_blocks))
     arrival = sorted(draw(st.lists(st.integers(0, 200 * MS), min_size=n, max_size=n)))

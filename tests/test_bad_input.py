@@ -44,6 +44,7 @@ def core_spec(**changes: Any) -> dict[str, Any]:
             "link": 0, "fwd_delay_ns": 10**6, "rev_delay_ns": 10**6, "loss_model": "iid", "loss_threshold": 0,
             "ge_p_threshold": 0, "ge_r_threshold": 0, "ge_bad_loss_threshold": 0, "cc": "newreno",
             "initial_cwnd_bytes": 14480, "min_rto_ns": 2 * 10**8, "max_rto_ns": 6 * 10**10, "ring_capacity": 256,
+            "fast_recovery": "immediate",
         }],
         "cross": [],
         "blocks": {
@@ -201,6 +202,8 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
      ScenarioError, r"cross_traffic\[0\]\.stop_s"),
     ("unknown receiver", lambda t: Scenario.from_dict({**GOOD, "receiver": "sack"}), ScenarioError,
      r"receiver.*'sack'"),
+    ("unknown fast recovery", lambda t: Scenario.from_dict({**GOOD, "transport": {"fast_recovery": "rate-halving"}}),
+     ScenarioError, r"transport\.fast_recovery.*'rate-halving'"),
     ("receive buffer below a packet", lambda t: Scenario.from_dict(
         {**GOOD, "receiver": {"type": "in_order", "rbuf_bytes": 100}}), ScenarioError, r"receiver\.rbuf_bytes"),
     ("unknown sequence", lambda t: Scenario.from_dict(
@@ -235,6 +238,8 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
     ("core: ring not a power of two", lambda t: make_sim(core_spec(ring_capacity=100)), ValueError,
      r"ring_capacity"),
     ("core: unknown loss model", lambda t: make_sim(core_spec(loss_model="markov")), ValueError, r"markov"),
+    ("core: unknown fast recovery", lambda t: make_sim(core_spec(fast_recovery="fack")), ValueError,
+     r"paths\[0\]\.fast_recovery: unknown value 'fack' \(known: immediate, prr\)"),
     ("core: link out of range", lambda t: make_sim(core_spec(link=3)), ValueError, r"paths\[0\]\.link: 3"),
     ("core: coupled cross flow", lambda t: make_sim(core_spec(cross=[cross_flow(cc="olia")])), ValueError,
      r"cross\[0\]\.cc"),

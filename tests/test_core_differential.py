@@ -104,6 +104,17 @@ def test_core_matches_reference_per_controller(cc: str) -> None:
     check()
 
 
+@pytest.mark.parametrize("cc", ["newreno", "cubic", "olia"])
+def test_core_matches_reference_with_prr(cc: str) -> None:
+    """docs/model.md 7.4 with fast_recovery = prr on every subflow."""
+    @settings(max_examples=60, **SETTINGS)
+    @given(spec=core_specs(cc=cc, fast_recovery="prr"), policy_name=st.sampled_from(sorted(POLICIES)))
+    def check(spec: dict, policy_name: str) -> None:
+        assert_same(spec, policy_name)
+
+    check()
+
+
 @settings(max_examples=80, **SETTINGS)
 @given(spec=core_specs(receiver="in_order"), policy_name=st.sampled_from(sorted(POLICIES)))
 def test_core_matches_reference_in_order(spec: dict, policy_name: str) -> None:
@@ -117,11 +128,11 @@ def test_core_matches_reference_shared_links_and_cross_traffic(spec: dict, polic
 
 
 def test_differential_cases_are_not_trivial() -> None:
-    """The generator reaches losses, bursts, drops, RTOs, fast recovery, cancellations,
-    cross-flow packets and in-order receive-buffer waits."""
+    """The generator reaches losses, bursts, drops, RTOs, fast recovery (also by PRR),
+    cancellations, cross-flow packets and in-order receive-buffer waits."""
     seen = {"queue_drops": 0, "random_losses": 0, "loss_bursts": 0, "rto_count": 0, "fast_recoveries": 0,
             "cancelled": 0, "retransmissions": 0, "cross_packets_sent": 0, "cross_queue_drops": 0,
-            "in_order_waits": 0}
+            "in_order_waits": 0, "prr_fast_recoveries": 0}
 
     @settings(max_examples=150, database=None, **SETTINGS)
     @given(spec=core_specs())
@@ -131,6 +142,8 @@ def test_differential_cases_are_not_trivial() -> None:
             if key in out:
                 seen[key] += int(np.sum(out[key]))
         seen["cancelled"] += int(np.sum(out["cancel_ns"] >= 0))
+        prr = np.array([p["fast_recovery"] == "prr" for p in spec["paths"]])
+        seen["prr_fast_recoveries"] += int(np.sum(np.asarray(out["fast_recoveries"])[prr]))
         if spec["receiver"] == "in_order":
             delivered = out["piece_delivery_ns"] >= 0
             waited = out["piece_delivery_ns"][delivered] > out["piece_arrival_ns"][delivered]

@@ -165,3 +165,49 @@ def test_a_loss_found_after_its_recovery_ended_brings_no_second_reduction() -> N
     assert entries >= 4
     delivered = float(np.asarray(sim.view("delivered_bytes")).sum())
     assert delivered * 8 / case.seconds > 0.98 * 10e6 * 1448 / 1502
+
+
+def _recovery_after_one_second(fast_recovery: str) -> dict[str, int]:
+    """Bulk NewReno over 10 Mbit/s, 200 ms, 1 % loss (seed 1): the ACK-clocked window of
+    about 20 packets leaves in one burst each round trip, so when a loss is found the flight
+    is the whole next burst. For the first recovery that begins after 1 s (at 1.28 s, found
+    three acknowledgements before the end of a burst): what the sender sends in the half
+    round trip after it began, and the window in it and when it ends."""
+    from mpsched.envs import scenarios
+    from mpsched.envs.episode import build_episode
+    from mpsched.experiments import ns3
+
+    case = ns3.Ns3Case("newreno", 10.0, 200.0, 0.01, 1.0, seconds=5.0, fast_recovery=fast_recovery)
+    sim = build_episode(scenarios.resolve(ns3.mpsched_scenario(case)), 1).make_sim()
+
+    def at(key: str) -> int:
+        return int(np.asarray(sim.view(key))[0])
+
+    t = 1000 * MS
+    sim.run("minrtt", (), t)
+    before = at("fast_recoveries")
+    while at("fast_recoveries") == before:
+        t += MS
+        sim.run("minrtt", (), t)
+    entry_t, entry_sent = t, at("packets_sent")
+    sim.run("minrtt", (), entry_t + 100 * MS)
+    sent_in_half_rtt = at("packets_sent") - entry_sent
+    cwnd_in_recovery = at("cwnd_bytes")
+    t = entry_t + 100 * MS
+    while at("recovery") != 0:
+        t += MS
+        sim.run("minrtt", (), t)
+    return {"sent_in_half_rtt": sent_in_half_rtt, "cwnd_in_recovery": cwnd_in_recovery,
+            "cwnd_after": at("cwnd_bytes")}
+
+
+def test_prr_sends_on_during_the_recovery_and_ends_at_ssthresh() -> None:
+    """docs/model.md 7.4. `immediate` halves the window at once and sends nothing while the
+    burst in flight drains; PRR sends on with the acknowledgements that are still coming
+    (one per two, about), its window above the halved one while the flight is, and ends
+    the recovery at the same halved window."""
+    immediate, prr = _recovery_after_one_second("immediate"), _recovery_after_one_second("prr")
+    assert immediate["sent_in_half_rtt"] == 0
+    assert prr["sent_in_half_rtt"] >= 2
+    assert immediate["cwnd_in_recovery"] == immediate["cwnd_after"] == 10 * 1448
+    assert prr["cwnd_in_recovery"] > prr["cwnd_after"] == immediate["cwnd_after"]

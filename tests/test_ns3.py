@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from mpsched.experiments import ns3
 from mpsched.experiments.cli import main
@@ -11,25 +12,78 @@ from mpsched.experiments.cli import main
 def test_a_case_is_the_same_link_in_mpsched() -> None:
     """10 Mbit/s, 40 ms: a BDP of 50,000 B is 33.3 packets of 1502 B on the wire, so a
     1-BDP queue holds 33 of them; the mpsched path carries the rate, delay, loss, queue
-    (in bytes), MSS, overhead and window of the ns-3 program, and the bulk workload always
-    has data to send. A single-case run delivers at most the payload share of the link."""
+    (in bytes), MSS, overhead and window of the ns-3 program, and the one block is there from
+    the start and never runs out. A single-case run delivers at most the payload share of the link."""
     case = ns3.Ns3Case("newreno", 10.0, 40.0, 0.0, 1.0, seconds=5.0)
     assert case.queue_packets == 33
     sc = ns3.mpsched_scenario(case)
     path = sc["paths"][0]
     assert (path["bandwidth"], path["rtt_ms"], path["loss"], path["cc"]) == (10.0, 40.0, 0.0, "newreno")
     assert path["queue_bytes"] == 33 * 1502
-    assert sc["transport"] == {"mss_bytes": 1448, "header_bytes": 54, "initial_cwnd_packets": 10, "min_rto_ms": 200.0}
-    assert sc["workload"]["rate_mbps"] > case.rate_mbps
+    assert sc["transport"] == {"mss_bytes": 1448, "header_bytes": 54, "initial_cwnd_packets": 10, "min_rto_ms": 1000.0,
+                               "fast_recovery": "prr"}
+    assert sc["workload"]["blocks"][0]["arrival_ms"] == 0.0
+    assert sc["workload"]["blocks"][0]["size_bytes"] > case.rate_mbps * 1e6 / 8 * case.seconds
     got = ns3.mpsched_goodput(case)
     assert 0.8 * 10e6 * 1448 / 1502 < got["goodput_bps"] <= 10e6 * 1448 / 1502
     assert len(ns3.GRID) == 162 and len(set(ns3.GRID)) == 162 and len(ns3.QUICK) == 12
+
+
+def test_the_paired_losses_are_the_cores_draws() -> None:
+    """lost_data_packets replays the core's loss draws (docs/model.md sections 4-5): its
+    generator gives the reference's first outputs, and an episode that carries every packet
+    off the link (no queue drops, the run long enough to drain) loses exactly as many of
+    its packets as the replay lists below the number it sent."""
+    from refsim import Xoshiro256ss
+
+    stream = Xoshiro256ss.for_subflow(12345, 0)
+    threshold = round(0.3 * 2**53)  # docs/model.md section 1
+    expected = [k for k in range(200) if (stream.next() >> 11) < threshold]
+    assert ns3.lost_data_packets(12345, 0.3, 200) == expected and 30 < len(expected) < 90
+
+    from mpsched.envs import scenarios
+    from mpsched.envs.episode import build_episode
+
+    for seed in (1, 2, 3):
+        case = ns3.Ns3Case("newreno", 10.0, 40.0, 0.02, 2.0, seconds=1.0)
+        sc = ns3.mpsched_scenario(case)
+        sc["workload"] = {"type": "bulk", "rate_mbps": 4.0, "chunk_bytes": 1448, "deadline_ms": 10_000}
+        sc["horizon_s"] = 10.0
+        episode = build_episode(scenarios.resolve(sc), seed)
+        sim = episode.make_sim()
+        sim.run("minrtt", ())
+        view = {k: int(np.asarray(sim.view(k)).sum()) for k in ("packets_sent", "random_losses", "queue_drops")}
+        assert view["queue_drops"] == 0 and view["random_losses"] > 0
+        lost = ns3.lost_data_packets(episode.core_seed, case.loss, view["packets_sent"])
+        assert len(lost) == view["random_losses"], (seed, view)
 
 
 def test_the_bounds_are_the_projects() -> None:
     assert ns3.within_bounds({"median_abs_goodput_error": 0.03, "worst_abs_goodput_error": 0.10})
     assert not ns3.within_bounds({"median_abs_goodput_error": 0.031, "worst_abs_goodput_error": 0.05})
     assert not ns3.within_bounds({"median_abs_goodput_error": 0.01, "worst_abs_goodput_error": 0.11})
+
+
+def test_the_report_states_the_errors_it_was_given(tmp_path) -> None:
+    """write_report on a made-up comparison of three cases: the summary's median and worst
+    |error|, the counts within 3 % and 10 %, the verdict on the bounds, a row per case with
+    the largest |error| first, and the figure."""
+    pytest.importorskip("matplotlib")
+    cases = []
+    for error, cc, loss in ((0.01, "newreno", 0.0), (-0.05, "cubic", 0.01), (0.2, "cubic", 0.001)):
+        case = ns3.Ns3Case(cc, 10.0, 40.0, loss, 1.0)
+        cases.append({**{k: getattr(case, k) for k in ("cc", "rate_mbps", "rtt_ms", "loss", "queue_bdp")},
+                      "label": case.label, "queue_packets": case.queue_packets, "ns3_goodput_bps": 5e6,
+                      "mpsched_goodput_bps": 5e6 * (1 + error), "goodput_error": error, "mpsched_random_losses": 3.0,
+                      "ns3_random_losses": 3.0, "speed_ratio": 400.0})
+    result = {"cases": cases, "median_abs_goodput_error": 0.05, "worst_abs_goodput_error": 0.2,
+              "median_speed_ratio": 400.0}
+    readme = ns3.write_report(result, tmp_path / "ns3", "mpsched validate --against ns3 --quick").read_text()
+    assert "median |error| 5.0 %, worst 20.0 %; 1 cases within 3 %, 2 within 10 %" in readme
+    assert "are not met" in readme and "400x faster" in readme and "shared-bottleneck shares within 10 %" in readme
+    rows = [line for line in readme.splitlines() if line.startswith("| cubic") or line.startswith("| newreno")]
+    assert [row.split(" | ")[4] for row in rows[2:]] == ["+20.0 %", "-5.0 %", "+1.0 %"]
+    assert (tmp_path / "ns3" / "figures" / "errors.png").stat().st_size > 10_000
 
 
 def test_validate_against_ns3_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch,
@@ -39,12 +93,52 @@ def test_validate_against_ns3_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch
     assert "pip install 'mpsched[ns3]'" in capsys.readouterr().err
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="measured on the quick grid: median |goodput error| 9.1 %, worst 43 % "
-                                       "(Cubic at 1 % loss; NewReno at 10 Mbit/s without loss -7.6 %): the "
-                                       "mechanisms are not yet found or aligned")
-def test_the_quick_grid_agrees_with_ns3_within_the_bounds() -> None:
+@pytest.fixture(scope="module")
+def quick_grid() -> dict:
     pytest.importorskip("ns", reason="needs the ns3 extra")
-    result = ns3.compare(ns3.QUICK)
-    assert all(r["speed_ratio"] > 1 for r in result["cases"])
-    assert ns3.within_bounds(result), ns3.format_comparison(result)
+    return ns3.compare(ns3.QUICK)
+
+
+@pytest.mark.slow
+def test_newreno_agrees_with_ns3_within_3_percent_on_the_quick_grid(quick_grid: dict) -> None:
+    """With paired losses, PRR and the same minimum RTO on both sides (measured: at most
+    1.9 % apart, at 2 Mbit/s, 200 ms, 0.1 % loss)."""
+    newreno = [r for r in quick_grid["cases"] if r["cc"] == "newreno"]
+    assert len(newreno) == 6
+    assert all(abs(r["goodput_error"]) <= ns3.MEDIAN_GOODPUT_ERROR for r in newreno), ns3.format_comparison(quick_grid)
+    assert all(r["ns3_random_losses"] == r["mpsched_random_losses"] == 0 for r in newreno if r["loss"] == 0)
+    assert all(r["ns3_random_losses"] > 0 for r in newreno if r["loss"] > 0)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured on the quick grid: median |goodput error| 1.5 %, worst 20.0 % "
+                                       "(Cubic, 2 Mbit/s, 200 ms, 1 % loss; Cubic at 1 % loss -7.3 % on 10 Mbit/s, "
+                                       "40 ms): Cubic's window arithmetic and ns-3's growth credit at the end of a "
+                                       "recovery (docs/model.md 7.11) explain part of it")
+def test_the_quick_grid_agrees_with_ns3_within_the_bounds(quick_grid: dict) -> None:
+    assert all(r["speed_ratio"] > 1 for r in quick_grid["cases"])
+    assert ns3.within_bounds(quick_grid), ns3.format_comparison(quick_grid)
+
+
+@pytest.fixture(scope="module")
+def shared_cases() -> list:
+    pytest.importorskip("ns", reason="needs the ns3 extra")
+    return ns3.compare_shared(ns3.SHARED)
+
+
+@pytest.mark.slow
+def test_two_newreno_flows_share_a_bottleneck_as_in_ns3(shared_cases: list) -> None:
+    """Measured: 1.1 % (40 ms) and 3.0 % (80 ms) from ns-3's shares."""
+    pairs = [r for r in shared_cases if r["ccs"] == ["newreno", "newreno"]]
+    assert len(pairs) == 2
+    assert all(abs(e) <= ns3.SHARE_ERROR for r in pairs for e in r["share_errors"]), pairs
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured: Cubic's share against NewReno is 0.609 here and 0.408 in ns-3 "
+                                       "at 40 ms (+49 %), 0.675 and 0.573 at 80 ms (+18 %); ns-3's Cubic uses "
+                                       "Linux's whole-segment arithmetic (docs/model.md 7.11)")
+def test_cubic_and_newreno_share_a_bottleneck_as_in_ns3(shared_cases: list) -> None:
+    pairs = [r for r in shared_cases if r["ccs"] == ["cubic", "newreno"]]
+    assert len(pairs) == 2
+    assert all(abs(e) <= ns3.SHARE_ERROR for r in pairs for e in r["share_errors"]), pairs

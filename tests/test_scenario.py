@@ -72,6 +72,21 @@ def test_defaults_and_replace() -> None:
     assert ep.end_ns == int(ep.blocks.deadline_ns.max())
 
 
+def test_fast_recovery_is_written_only_where_it_is_not_the_default() -> None:
+    """transport.fast_recovery reaches every subflow of the core; the canonical form (and
+    so the scenario hash result stores key rows by) of a scenario that leaves it at the
+    default is the one it had before the option existed."""
+    base = {"duration_s": 1, "paths": [{"bandwidth": 8, "rtt_ms": 10}], "workload": {"type": "avc"}}
+    plain = Scenario.from_dict(base)
+    assert plain.transport.fast_recovery == "immediate"
+    assert "fast_recovery" not in plain.to_dict()["transport"]
+    prr = Scenario.from_dict({**base, "transport": {"fast_recovery": "prr"}})
+    assert prr.to_dict()["transport"]["fast_recovery"] == "prr"
+    assert Scenario.from_dict(prr.to_dict()) == prr
+    core = build_episode(prr, 0).core_inputs()
+    assert [p["fast_recovery"] for p in core["paths"]] == ["prr"]
+
+
 def test_asymmetric_delays_and_horizon() -> None:
     sc = Scenario.from_dict({
         "duration_s": 1, "horizon_s": 5,

@@ -298,6 +298,7 @@ static int get_threshold(PyObject *dict, const char *key, const char *ctx, uint6
 }
 
 static const char *const LOSS_MODELS[2] = {"iid", "gilbert_elliott"};
+static const char *const FAST_RECOVERIES[2] = {"immediate", "prr"}; /* enum mps_fast_recovery */
 static const char *const RECEIVERS[2] = {"block", "in_order"};
 
 /* Buffers acquired while a Sim is built, released together. */
@@ -358,6 +359,10 @@ static int parse_subflow(PyObject *pd, const char *what, int j, int cross, mps_s
         get_int64(pd, "initial_cwnd_bytes", ctx, &pc->initial_cwnd_bytes) ||
         get_int64(pd, "min_rto_ns", ctx, &pc->min_rto_ns) || get_int64(pd, "max_rto_ns", ctx, &pc->max_rto_ns) ||
         get_int64(pd, "ring_capacity", ctx, &pc->ring_capacity))
+        return -1;
+    pc->fast_recovery = MPS_FR_IMMEDIATE; /* optional: the QUIC-style default */
+    if (PyDict_GetItemString(pd, "fast_recovery") &&
+        parse_name(pd, ctx, "fast_recovery", FAST_RECOVERIES, 2, &pc->fast_recovery))
         return -1;
     if (link < 0 || link >= MPS_MAX_LINKS) {
         PyErr_Format(PyExc_ValueError, "%s.link: %lld is not a link index", ctx, (long long)link);

@@ -140,6 +140,8 @@ static int check_subflow(const mps_config *c, const mps_subflow_config *p, const
               p->ge_bad_loss_threshold <= MPS_PROB_ONE,
           "%s[%d]: loss thresholds must be in [0, 2^53]", what, j);
     CHECK(p->cc >= 0 && p->cc < MPS_CC_COUNT, "%s[%d].cc: %d is not a known controller", what, j, p->cc);
+    CHECK(p->fast_recovery == MPS_FR_IMMEDIATE || p->fast_recovery == MPS_FR_PRR,
+          "%s[%d].fast_recovery: %d is not a known fast recovery", what, j, p->fast_recovery);
     CHECK(p->initial_cwnd_bytes >= c->mss_bytes && p->initial_cwnd_bytes <= (INT64_C(1) << 40),
           "%s[%d].initial_cwnd_bytes: %lld is outside [mss_bytes, 2^40]", what, j, (long long)p->initial_cwnd_bytes);
     CHECK(p->min_rto_ns >= 1 && p->min_rto_ns <= p->max_rto_ns && p->max_rto_ns <= MPS_MAX_DELAY_NS,
@@ -493,6 +495,7 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->ge_r_threshold = pc->ge_r_threshold;
         p->ge_bad_loss_threshold = pc->ge_bad_loss_threshold;
         p->cc = pc->cc;
+        p->prr = (uint8_t)pc->fast_recovery;
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
@@ -659,6 +662,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         fifo_clear(&p->nackq);
         p->oldest_pn = p->next_pn = p->scan_pn = p->ack_count = 0;
         p->recover_pn = -1;
+        p->prr_delivered = p->prr_out = p->prr_recover_fs = 0;
         p->rto_deadline = MPS_NEVER;
         p->delivered = p->delivered_time = 0;
         const int64_t base_rtt = p->fwd_delay_ns + p->rev_delay_ns; /* the handshake sample */
@@ -1153,6 +1157,32 @@ static void congestion_event(mps_sim *s, int j, int64_t pn, int64_t flight) {
     p->recovery = MPS_REC_FAST;
     p->recover_pn = p->next_pn - 1;
     p->fast_recoveries++;
+    /* RFC 6937 section 3: RecoverFS is the flight when recovery begins, the lost packet included */
+    p->prr_recover_fs = flight;
+    p->prr_delivered = p->prr_out = 0;
+}
+
+/* 7.4, fast_recovery = prr: the window for the acknowledgement that delivered `delivered`
+ * bytes during fast recovery (RFC 6937 section 3, with the slow-start reduction bound; at
+ * least one packet on the acknowledgement that began the recovery, for the retransmission,
+ * as Linux's tcp_cwnd_reduction does). */
+static void prr_on_ack(mps_sim *s, mps_path *p, int64_t delivered, int began) {
+    p->prr_delivered += delivered;
+    const int64_t pipe = p->inflight_bytes;
+    int64_t sndcnt;
+    if (pipe > p->ssthresh) {
+        /* proportional: ceil(prr_delivered * ssthresh / RecoverFS) - prr_out */
+        const __int128 num = (__int128)p->prr_delivered * p->ssthresh;
+        sndcnt = (int64_t)((num + p->prr_recover_fs - 1) / p->prr_recover_fs) - p->prr_out;
+    } else {
+        int64_t limit = p->prr_delivered - p->prr_out;
+        if (delivered > limit) limit = delivered;
+        limit += s->mss;
+        sndcnt = p->ssthresh - pipe < limit ? p->ssthresh - pipe : limit;
+    }
+    if (sndcnt < 0) sndcnt = 0;
+    if (began && sndcnt < s->mss) sndcnt = s->mss;
+    p->cwnd_bytes = pipe + sndcnt;
 }
 
 /* 7.1, steps 2-5: record the packet and hand it to the link. */
@@ -1184,6 +1214,7 @@ static void transmit(mps_sim *s, int j, int32_t b, int32_t piece, int32_t size, 
 
     p->packets_sent++;
     p->bytes_sent += size;
+    if (p->recovery == MPS_REC_FAST) p->prr_out += size;
     p->retransmissions += retransmission;
     p->last_send_ns = now;
     if (p->window_based && p->rto_deadline == MPS_NEVER) p->rto_deadline = now + p->rto_ns;
@@ -1267,6 +1298,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     /* 1 */
     const int newly = r && (r->state == MPS_REC_OUT || r->state == MPS_REC_HOLE);
     const int64_t inflight_before = p->inflight_bytes;
+    const int64_t recoveries_before = p->fast_recoveries;
     if (newly) {
         p->inflight_bytes -= pk.size;
         if (b >= 0) add_inflight(s, b, j, -pk.size);
@@ -1344,7 +1376,12 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         pop_resolved(p);
     }
     /* 7 */
-    if (p->recovery != MPS_REC_NONE && pk.pn > p->recover_pn) p->recovery = MPS_REC_NONE;
+    if (p->recovery != MPS_REC_NONE && pk.pn > p->recover_pn) {
+        if (p->recovery == MPS_REC_FAST && p->prr) p->cwnd_bytes = p->ssthresh; /* RFC 6937: the end */
+        p->recovery = MPS_REC_NONE;
+    } else if (p->recovery == MPS_REC_FAST && p->prr) {
+        prr_on_ack(s, p, newly ? pk.size : 0, p->fast_recoveries != recoveries_before);
+    }
     /* 8 */
     if (p->window_based) {
         if (p->inflight_bytes == 0)

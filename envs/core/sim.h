@@ -43,6 +43,9 @@ enum mps_cc_kind {
 enum mps_loss_model { MPS_LOSS_IID = 0, MPS_LOSS_GILBERT_ELLIOTT = 1 };
 enum mps_receiver { MPS_RECEIVER_BLOCK = 0, MPS_RECEIVER_IN_ORDER = 1 };
 enum mps_recovery { MPS_REC_NONE = 0, MPS_REC_FAST = 1, MPS_REC_RTO = 2 };
+/* How the window falls in fast recovery (7.4): at once to ssthresh (RFC 9002 7.3.2), or
+ * by Proportional Rate Reduction (RFC 6937), as Linux and ns-3 TCP do */
+enum mps_fast_recovery { MPS_FR_IMMEDIATE = 0, MPS_FR_PRR = 1 };
 /* State of a sent packet's record at the sender (7). */
 enum mps_rec_state { MPS_REC_OUT = 0, MPS_REC_HOLE = 1, MPS_REC_ACKED = 2, MPS_REC_LOST = 3 };
 /* Sender state of a piece (7). */
@@ -96,6 +99,7 @@ typedef struct {
     int64_t initial_cwnd_bytes;
     int64_t min_rto_ns;
     int64_t max_rto_ns;
+    int32_t fast_recovery; /* enum mps_fast_recovery */
     int64_t ring_capacity; /* power of two: most unresolved packets of this subflow */
     int64_t start_ns, stop_ns; /* cross flows only: they send in [start, stop) */
 } mps_subflow_config;
@@ -201,12 +205,13 @@ typedef struct {
     uint8_t can_send;
     uint8_t ge_bad; /* Gilbert-Elliott state */
     uint8_t last_lost; /* whether the subflow's previous packet off the link was lost */
-    uint8_t pad_;
+    uint8_t prr; /* fast recovery by RFC 6937 (enum mps_fast_recovery) */
     int64_t last_send_ns;
     /* what policies read as the path's rate (10): written when a decision is pending */
     int64_t link_rate_bps; /* the link's bandwidth now */
     double rate_bps;       /* cwnd * 8e9 / srtt for window-based paths; link_rate_bps for ideal */
     int64_t scan_pn, ack_count, ca_acc, ssthresh, recover_pn;
+    int64_t prr_delivered, prr_out, prr_recover_fs; /* RFC 6937 state of the current recovery */
     mps_rec *ring;
     /* controller state (7.8-7.10) */
     int64_t cub_w_max, cub_k_us, cub_origin, cub_epoch_start, cub_w_est, cub_est_acc, cub_acc;

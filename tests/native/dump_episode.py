@@ -38,7 +38,7 @@ def main() -> None:
     ep = build_episode(scenarios.resolve(d), args.seed)
     c = ep.core_inputs(drop_expired=args.drop_expired)
     codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "iid": 0, "gilbert_elliott": 1,
-             "block": 0, "in_order": 1}
+             "block": 0, "in_order": 1, "immediate": 0, "prr": 1}
     b = c["blocks"]
     with open(args.out, "w") as f:
         f.write(" ".join(str(x) for x in (
@@ -55,7 +55,7 @@ def main() -> None:
                 p["link"], p["fwd_delay_ns"], p["rev_delay_ns"], codes[p["loss_model"]], p["loss_threshold"],
                 p["ge_p_threshold"], p["ge_r_threshold"], p["ge_bad_loss_threshold"], codes[p["cc"]],
                 p["initial_cwnd_bytes"], p["min_rto_ns"], p["max_rto_ns"], p["ring_capacity"],
-                p.get("start_ns", 0), p.get("stop_ns", 1 << 62),
+                p.get("start_ns", 0), p.get("stop_ns", 1 << 62), codes[p.get("fast_recovery", "immediate")],
             )) + "\n")
         for row in zip(b["arrival_ns"], b["size_bytes"], b["deadline_ns"], b["priority"], b["weight"]):
             f.write(f"{int(row[0])} {int(row[1])} {int(row[2])} {int(row[3])} {float(row[4])!r}\n")

@@ -58,14 +58,16 @@ static int read_schedule(FILE *f, mps_link_config *k) {
 }
 
 static int read_subflow(FILE *f, mps_subflow_config *p) {
-    int64_t link, loss_model, cc;
+    int64_t link, loss_model, cc, fast_recovery;
     if (read_i64(f, &link) || read_i64(f, &p->fwd_delay_ns) || read_i64(f, &p->rev_delay_ns) ||
         read_i64(f, &loss_model) || read_u64(f, &p->loss_threshold) || read_u64(f, &p->ge_p_threshold) ||
         read_u64(f, &p->ge_r_threshold) || read_u64(f, &p->ge_bad_loss_threshold) || read_i64(f, &cc) ||
         read_i64(f, &p->initial_cwnd_bytes) || read_i64(f, &p->min_rto_ns) || read_i64(f, &p->max_rto_ns) ||
-        read_i64(f, &p->ring_capacity) || read_i64(f, &p->start_ns) || read_i64(f, &p->stop_ns))
+        read_i64(f, &p->ring_capacity) || read_i64(f, &p->start_ns) || read_i64(f, &p->stop_ns) ||
+        read_i64(f, &fast_recovery))
         return -1;
     p->link = (int32_t)link;
+    p->fast_recovery = (int32_t)fast_recovery;
     p->loss_model = (int32_t)loss_model;
     p->cc = (int32_t)cc;
     return 0;

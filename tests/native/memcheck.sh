@@ -2,7 +2,7 @@
 # Memory checks of the simulator core, without and with Python:
 #   1. the C driver (episode_main.c) built with -O1 -g runs full NewReno, Cubic and ideal
 #      episodes with random loss, an episode with every part of the model (rich.yaml:
-#      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, in-order receiver)
+#      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, PRR, in-order receiver)
 #      and one with expired blocks dropped, natively (every native baseline) and through
 #      the observation API, and one of one-byte packets whose lanes outgrow the episode's
 #      single allocation (tiny_packets.yaml), under valgrind memcheck; any error or
