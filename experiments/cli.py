@@ -137,8 +137,10 @@ def _validate_against_ns3(args: argparse.Namespace, progress: Any) -> int:
         GRID,
         QUICK,
         SHARED,
+        STEPS,
         compare,
         compare_shared,
+        compare_steps,
         format_comparison,
         ns3_available,
         within_bounds,
@@ -150,6 +152,7 @@ def _validate_against_ns3(args: argparse.Namespace, progress: Any) -> int:
                            "(or pip install ns3)")
     result = compare(QUICK if args.quick else GRID, progress=progress)
     result["shared"] = compare_shared(SHARED, progress=progress)
+    result["steps"] = compare_steps(STEPS, progress=progress)
     print(json.dumps(result, indent=2) if args.json else format_comparison(result))
     if args.report:
         command = "mpsched validate --against ns3" + (" --quick" if args.quick else "")
@@ -387,7 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="closed forms and the seed papers (default), or ns-3 on a grid of bulk TCP flows "
                         "(the ns3 extra)")
     p.add_argument("--quick", action="store_true", help="with --against ns3: twelve single-flow cases instead of "
-                                                        "162 (the four shared-bottleneck cases run in both)")
+                                                        "162 (the four shared-bottleneck and four rate-step "
+                                                        "cases run in both)")
     p.add_argument("--report", metavar="DIR", help="with --against ns3: also write the comparison as a report "
                                                    "(README.md and figures/) to DIR")
     p.set_defaults(func=cmd_validate)

@@ -50,7 +50,8 @@ import numpy as np
 
 __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsched_goodput", "ns3_goodput",
            "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets", "paired_losses",
-           "write_report", "SharedCase", "SHARED", "compare_shared", "mpsched_shared_goodputs", "ns3_shared_goodputs"]
+           "write_report", "SharedCase", "SHARED", "compare_shared", "mpsched_shared_goodputs", "ns3_shared_goodputs",
+           "StepCase", "STEPS", "compare_steps", "mpsched_step_goodputs"]
 
 MSS_BYTES = 1448
 WIRE_HEADER_BYTES = 54  # TCP 20 + timestamp option 12, IPv4 20, PPP 2
@@ -142,6 +143,11 @@ class PairedDataLoss : public ns3::ErrorModel {
     }
     void DoReset() override { next_ = 0; seen = 0; dropped = 0; }
 };
+// Sets a point-to-point device's rate at `at_s` seconds of simulated time.
+void ScheduleDataRate(ns3::Ptr<ns3::NetDevice> device, double at_s, uint64_t bps) {
+    ns3::Ptr<ns3::PointToPointNetDevice> p2p = ns3::DynamicCast<ns3::PointToPointNetDevice>(device);
+    ns3::Simulator::Schedule(ns3::Seconds(at_s), &ns3::PointToPointNetDevice::SetDataRate, p2p, ns3::DataRate(bps));
+}
 ns3::Ptr<PairedDataLoss> MakePairedDataLoss(const std::vector<uint32_t>& lost, uint32_t min_bytes) {
     ns3::Ptr<PairedDataLoss> m = ns3::CreateObject<PairedDataLoss>();
     m->lost = lost;
@@ -296,11 +302,15 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float) -> Any:
     return ns
 
 
-def ns3_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
+def ns3_goodput(case: Ns3Case, seed: int = 1, step: tuple[float, float] | None = None) -> dict[str, Any]:
     """Goodput [bit/s] of the case in ns-3 (the module docstring's setup, losing the data
     packets that mpsched's episode with ``seed`` loses), the data packets it received and
     dropped, and the wall time of ``Simulator.Run`` alone. The first call imports ns-3
-    (about 15 s: its bindings compile)."""
+    (about 15 s: its bindings compile).
+
+    With ``step = (step_s, rate_mbps)`` the link's rate changes to ``rate_mbps`` at
+    ``step_s`` of the run (after the handshake), and the result also has the goodput
+    before (``goodput_before_bps``) and after it (``goodput_after_bps``)."""
     ns = _ns3_with_tcp_defaults(case.cc, case.min_rto_ms)
     lost = paired_losses(case, seed)
     nodes = ns.NodeContainer()
@@ -327,15 +337,27 @@ def ns3_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
     sender_apps = sender.Install(nodes.Get(0))
     for apps in (sink_apps, sender_apps):
         apps.Start(ns.Seconds(0))
-    ns.Simulator.Stop(ns.NanoSeconds(int(round((case.seconds + case.rtt_ms / 1e3) * 1e9))))
-    begin = time.perf_counter()
-    ns.Simulator.Run()
-    wall = time.perf_counter() - begin
-    received = int(ns.DynamicCast[ns.PacketSink](sink_apps.Get(0)).GetTotalRx())
+    sink = ns.DynamicCast[ns.PacketSink](sink_apps.Get(0))
+    handshake_s = case.rtt_ms / 1e3
+    stops = [case.seconds]
+    if step is not None:
+        ns.cppyy.gbl.mpsched_ns3.ScheduleDataRate(devices.Get(0), step[0] + handshake_s, int(round(step[1] * 1e6)))
+        stops.insert(0, step[0])
+    received, wall = [], 0.0
+    for stop_s in stops:
+        ns.Simulator.Stop(ns.NanoSeconds(int(round((stop_s + handshake_s) * 1e9))) - ns.Simulator.Now())
+        begin = time.perf_counter()
+        ns.Simulator.Run()
+        wall += time.perf_counter() - begin
+        received.append(int(sink.GetTotalRx()))
     data_packets, dropped = int(errors.seen), int(errors.dropped)
     ns.Simulator.Destroy()
-    return {"goodput_bps": received * 8 / case.seconds, "data_packets": data_packets, "random_losses": dropped,
-            "expected_losses": sum(1 for k in lost if k < data_packets), "wall_s": wall}
+    result = {"goodput_bps": received[-1] * 8 / case.seconds, "data_packets": data_packets, "random_losses": dropped,
+              "expected_losses": sum(1 for k in lost if k < data_packets), "wall_s": wall}
+    if step is not None:
+        result["goodput_before_bps"] = received[0] * 8 / step[0]
+        result["goodput_after_bps"] = (received[1] - received[0]) * 8 / (case.seconds - step[0])
+    return result
 
 
 def compare(cases: tuple[Ns3Case, ...] = QUICK, seed: int = 1,
@@ -365,6 +387,91 @@ def compare(cases: tuple[Ns3Case, ...] = QUICK, seed: int = 1,
 MEDIAN_GOODPUT_ERROR = 0.03
 WORST_GOODPUT_ERROR = 0.10
 SHARE_ERROR = 0.10
+
+
+@dataclass(frozen=True)
+class StepCase:
+    """One bulk flow over a bottleneck whose rate steps once, no random loss.
+
+    Attributes
+    ----------
+    cc : {"newreno", "cubic"}
+    rate_mbps, rate_after_mbps : float
+        The rate before and from ``step_s`` on (ns-3: the device's ``DataRate`` changes).
+    step_s : float
+        When the rate changes, in seconds of the run.
+    rtt_ms, queue_bdp, seconds, min_rto_ms, fast_recovery
+        As :class:`Ns3Case` (the queue in BDPs of the rate before).
+    """
+
+    cc: str
+    rate_mbps: float
+    rate_after_mbps: float
+    step_s: float
+    rtt_ms: float
+    queue_bdp: float
+    seconds: float = 40.0
+    min_rto_ms: float = 1000.0
+    fast_recovery: str = "prr"
+
+    @property
+    def flow(self) -> Ns3Case:
+        """The case before the step."""
+        return Ns3Case(self.cc, self.rate_mbps, self.rtt_ms, 0.0, self.queue_bdp, self.seconds, self.min_rto_ms,
+                       self.fast_recovery)
+
+    @property
+    def label(self) -> str:
+        return (f"{self.cc} {self.rate_mbps:g} -> {self.rate_after_mbps:g} Mbit/s at {self.step_s:g} s, "
+                f"{self.rtt_ms:g} ms, queue {self.queue_bdp:g} BDP")
+
+
+STEPS: tuple[StepCase, ...] = tuple(
+    StepCase(cc, 10.0, after, 20.0, 80.0, 1.0) for cc in CONTROLLERS for after in (2.0, 20.0))
+"""NewReno and Cubic on 10 Mbit/s at 80 ms, stepping to 2 and to 20 Mbit/s after 20 s of 40."""
+
+
+def mpsched_step_goodputs(case: StepCase) -> dict[str, float]:
+    """Goodput [bit/s] before and after the step in mpsched, and the core's wall time."""
+    from ..envs import scenarios
+    from ..envs.episode import build_episode
+
+    sc = mpsched_scenario(case.flow)
+    sc["name"] = "ns3-step-" + case.label.replace(" ", "-").replace("/", "").replace(",", "").replace(">", "")
+    sc["paths"][0]["bandwidth"] = {"type": "piecewise", "mode": "hold",
+                                   "points": [[0.0, case.rate_mbps], [case.step_s, case.rate_after_mbps]]}
+    sc["workload"]["blocks"][0]["size_bytes"] = min(
+        2**31 - 1, int(2 * max(case.rate_mbps, case.rate_after_mbps) * 1e6 / 8 * case.seconds))
+    sim = build_episode(scenarios.resolve(sc), 1).make_sim()
+    step_ns = int(round(case.step_s * 1e9))
+    begin = time.perf_counter()
+    sim.run("minrtt", (), step_ns)
+    before = float(np.asarray(sim.view("delivered_bytes")).sum())
+    at_ns = sim.now_ns
+    sim.run("minrtt", ())
+    wall = time.perf_counter() - begin
+    total = float(np.asarray(sim.view("delivered_bytes")).sum())
+    return {"goodput_before_bps": before * 8 / (at_ns / 1e9),
+            "goodput_after_bps": (total - before) * 8 / (case.seconds - at_ns / 1e9), "wall_s": wall}
+
+
+def compare_steps(cases: tuple[StepCase, ...] = STEPS,
+                  progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Every step case in both simulators: the goodput before and after the step and the
+    error of mpsched's against ns-3's in each."""
+    rows = []
+    for case in cases:
+        if progress:
+            progress(case.label)
+        ours = mpsched_step_goodputs(case)
+        theirs = ns3_goodput(case.flow, step=(case.step_s, case.rate_after_mbps))
+        row: dict[str, Any] = {"label": case.label, "cc": case.cc, "speed_ratio": theirs["wall_s"] / ours["wall_s"]}
+        for part in ("before", "after"):
+            mine, their = ours[f"goodput_{part}_bps"], theirs[f"goodput_{part}_bps"]
+            row.update({f"mpsched_goodput_{part}_bps": mine, f"ns3_goodput_{part}_bps": their,
+                        f"error_{part}": mine / their - 1.0 if their > 0 else math.nan})
+        rows.append(row)
+    return rows
 
 
 @dataclass(frozen=True)
@@ -528,6 +635,10 @@ def format_comparison(result: dict[str, Any]) -> str:
                 lines.append(f"{r['label'] + ': ' + cc + (' (first)' if k == 0 else ' (second)'):<52}"
                              f"{r['mpsched_shares'][k]:>11.3f}{r['ns3_shares'][k]:>11.3f}"
                              f"{100 * r['share_errors'][k]:>+8.1f}%")
+    if result.get("steps"):
+        lines += ["", f"{'rate step':<52}{'before':>11}{'after':>11}", f"{'':<52}{'[error]':>11}{'[error]':>11}"]
+        for r in result["steps"]:
+            lines.append(f"{r['label']:<52}{100 * r['error_before']:>+10.1f}%{100 * r['error_after']:>+10.1f}%")
     return "\n".join(lines)
 
 
@@ -606,6 +717,16 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
                 lines.append(f"| {r['label']} | {cc} ({'first' if k == 0 else 'second'}) | "
                              f"{r['mpsched_shares'][k]:.3f} | {r['ns3_shares'][k]:.3f} | "
                              f"{100 * r['share_errors'][k]:+.1f} % |")
+    if result.get("steps"):
+        lines += ["", "One flow, no random loss, 40 s, the link's rate stepping once after 20 s (ns-3 changes the "
+                  "device's DataRate): goodput before and after the step.", "",
+                  "| case | before: mpsched / ns-3 [Mbit/s] | error | after: mpsched / ns-3 [Mbit/s] | error |",
+                  "|:---|---:|---:|---:|---:|"]
+        for r in result["steps"]:
+            lines.append(f"| {r['label']} | {r['mpsched_goodput_before_bps'] / 1e6:.3f} / "
+                         f"{r['ns3_goodput_before_bps'] / 1e6:.3f} | {100 * r['error_before']:+.1f} % | "
+                         f"{r['mpsched_goodput_after_bps'] / 1e6:.3f} / {r['ns3_goodput_after_bps'] / 1e6:.3f} | "
+                         f"{100 * r['error_after']:+.1f} % |")
     lines += ["", "Every case, largest |error| first:", "",
               "| case | queue [packets] | mpsched [Mbit/s] | ns-3 [Mbit/s] | error | random losses (mpsched / ns-3) "
               "| speed [x] |", "|:---|---:|---:|---:|---:|---:|---:|"]

@@ -58,6 +58,16 @@ def test_the_paired_losses_are_the_cores_draws() -> None:
         assert len(lost) == view["random_losses"], (seed, view)
 
 
+def test_a_rate_step_is_the_same_step_in_mpsched() -> None:
+    """The step cases' paths carry the rate before and after the step: NewReno fills
+    10 Mbit/s before it and 2 Mbit/s after (the payload share, 1448 of 1502 bytes)."""
+    down = next(c for c in ns3.STEPS if c.cc == "newreno" and c.rate_after_mbps == 2.0)
+    got = ns3.mpsched_step_goodputs(down)
+    share = 1448 / 1502
+    assert 0.95 * 10e6 * share < got["goodput_before_bps"] <= 10e6 * share
+    assert 0.95 * 2e6 * share < got["goodput_after_bps"] <= 2e6 * share * 1.01
+
+
 def test_the_bounds_are_the_projects() -> None:
     assert ns3.within_bounds({"median_abs_goodput_error": 0.03, "worst_abs_goodput_error": 0.10})
     assert not ns3.within_bounds({"median_abs_goodput_error": 0.031, "worst_abs_goodput_error": 0.05})
@@ -142,3 +152,27 @@ def test_cubic_and_newreno_share_a_bottleneck_as_in_ns3(shared_cases: list) -> N
     pairs = [r for r in shared_cases if r["ccs"] == ["cubic", "newreno"]]
     assert len(pairs) == 2
     assert all(abs(e) <= ns3.SHARE_ERROR for r in pairs for e in r["share_errors"]), pairs
+
+
+@pytest.fixture(scope="module")
+def step_cases() -> list:
+    pytest.importorskip("ns", reason="needs the ns3 extra")
+    return ns3.compare_steps(ns3.STEPS)
+
+
+@pytest.mark.slow
+def test_newreno_follows_a_rate_step_as_in_ns3(step_cases: list) -> None:
+    """Measured: within 0.1 % before the step and after the step down, 3.0 % after the step up."""
+    newreno = [r for r in step_cases if r["cc"] == "newreno"]
+    assert len(newreno) == 2
+    assert all(abs(r[f"error_{part}"]) <= ns3.WORST_GOODPUT_ERROR for r in newreno for part in ("before", "after"))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured: after the step from 10 to 20 Mbit/s Cubic carries 19.05 Mbit/s "
+                                       "here and 16.71 in ns-3 (+14.0 %); before it and after the step down within "
+                                       "2.2 %")
+def test_cubic_follows_a_rate_step_as_in_ns3(step_cases: list) -> None:
+    cubic = [r for r in step_cases if r["cc"] == "cubic"]
+    assert len(cubic) == 2
+    assert all(abs(r[f"error_{part}"]) <= ns3.WORST_GOODPUT_ERROR for r in cubic for part in ("before", "after"))
