@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -220,12 +220,19 @@ QUICK: tuple[Ns3Case, ...] = tuple(
 """Twelve cases of 20 s: both controllers, two links, the three loss rates, a 1-BDP queue."""
 
 
+def _scenario_name(prefix: str, label: str) -> str:
+    """A scenario name from a case's label: words joined by dashes, no symbols."""
+    for symbol, word in (("/", ""), (",", ""), (">", ""), ("%", "pct"), ("+", "and"), (" ", "-")):
+        label = label.replace(symbol, word)
+    return f"{prefix}-{label}"
+
+
 def mpsched_scenario(case: Ns3Case) -> dict[str, Any]:
     """The case as an mpsched scenario: one path and one block more than the link carries
     in the run, there at the start (a bulk workload's first chunk would arrive one chunk
     time after it)."""
     return {
-        "name": "ns3-" + case.label.replace(" ", "-").replace("/", "").replace("%", "pct"),
+        "name": _scenario_name("ns3", case.label),
         "duration_s": case.seconds, "horizon_s": case.seconds,
         "transport": {"mss_bytes": MSS_BYTES, "header_bytes": WIRE_HEADER_BYTES, "initial_cwnd_packets": 10,
                       "min_rto_ms": case.min_rto_ms, "fast_recovery": case.fast_recovery},
@@ -395,39 +402,28 @@ class StepCase:
 
     Attributes
     ----------
-    cc : {"newreno", "cubic"}
-    rate_mbps, rate_after_mbps : float
-        The rate before and from ``step_s`` on (ns-3: the device's ``DataRate`` changes).
+    flow : Ns3Case
+        The flow and its link before the step (the queue in BDPs of that rate).
+    rate_after_mbps : float
+        The rate from ``step_s`` on (ns-3: the device's ``DataRate`` changes).
     step_s : float
         When the rate changes, in seconds of the run.
-    rtt_ms, queue_bdp, seconds, min_rto_ms, fast_recovery
-        As :class:`Ns3Case` (the queue in BDPs of the rate before).
     """
 
-    cc: str
-    rate_mbps: float
+    flow: Ns3Case
     rate_after_mbps: float
     step_s: float
-    rtt_ms: float
-    queue_bdp: float
-    seconds: float = 40.0
-    min_rto_ms: float = 1000.0
-    fast_recovery: str = "prr"
-
-    @property
-    def flow(self) -> Ns3Case:
-        """The case before the step."""
-        return Ns3Case(self.cc, self.rate_mbps, self.rtt_ms, 0.0, self.queue_bdp, self.seconds, self.min_rto_ms,
-                       self.fast_recovery)
 
     @property
     def label(self) -> str:
-        return (f"{self.cc} {self.rate_mbps:g} -> {self.rate_after_mbps:g} Mbit/s at {self.step_s:g} s, "
-                f"{self.rtt_ms:g} ms, queue {self.queue_bdp:g} BDP")
+        f = self.flow
+        return (f"{f.cc} {f.rate_mbps:g} -> {self.rate_after_mbps:g} Mbit/s at {self.step_s:g} s, "
+                f"{f.rtt_ms:g} ms, queue {f.queue_bdp:g} BDP")
 
 
 STEPS: tuple[StepCase, ...] = tuple(
-    StepCase(cc, 10.0, after, 20.0, 80.0, 1.0) for cc in CONTROLLERS for after in (2.0, 20.0))
+    StepCase(Ns3Case(cc, 10.0, 80.0, 0.0, 1.0, seconds=40.0), after, 20.0)
+    for cc in CONTROLLERS for after in (2.0, 20.0))
 """NewReno and Cubic on 10 Mbit/s at 80 ms, stepping to 2 and to 20 Mbit/s after 20 s of 40."""
 
 
@@ -436,12 +432,13 @@ def mpsched_step_goodputs(case: StepCase) -> dict[str, float]:
     from ..envs import scenarios
     from ..envs.episode import build_episode
 
-    sc = mpsched_scenario(case.flow)
-    sc["name"] = "ns3-step-" + case.label.replace(" ", "-").replace("/", "").replace(",", "").replace(">", "")
+    flow = case.flow
+    sc = mpsched_scenario(flow)
+    sc["name"] = _scenario_name("ns3-step", case.label)
     sc["paths"][0]["bandwidth"] = {"type": "piecewise", "mode": "hold",
-                                   "points": [[0.0, case.rate_mbps], [case.step_s, case.rate_after_mbps]]}
-    sc["workload"]["blocks"][0]["size_bytes"] = min(
-        2**31 - 1, int(2 * max(case.rate_mbps, case.rate_after_mbps) * 1e6 / 8 * case.seconds))
+                                   "points": [[0.0, flow.rate_mbps], [case.step_s, case.rate_after_mbps]]}
+    sc["workload"]["blocks"][0]["size_bytes"] = bulk_bytes(replace(flow, rate_mbps=max(flow.rate_mbps,
+                                                                                        case.rate_after_mbps)))
     sim = build_episode(scenarios.resolve(sc), 1).make_sim()
     step_ns = int(round(case.step_s * 1e9))
     begin = time.perf_counter()
@@ -452,7 +449,7 @@ def mpsched_step_goodputs(case: StepCase) -> dict[str, float]:
     wall = time.perf_counter() - begin
     total = float(np.asarray(sim.view("delivered_bytes")).sum())
     return {"goodput_before_bps": before * 8 / (at_ns / 1e9),
-            "goodput_after_bps": (total - before) * 8 / (case.seconds - at_ns / 1e9), "wall_s": wall}
+            "goodput_after_bps": (total - before) * 8 / (flow.seconds - at_ns / 1e9), "wall_s": wall}
 
 
 def compare_steps(cases: tuple[StepCase, ...] = STEPS,
@@ -465,7 +462,8 @@ def compare_steps(cases: tuple[StepCase, ...] = STEPS,
             progress(case.label)
         ours = mpsched_step_goodputs(case)
         theirs = ns3_goodput(case.flow, step=(case.step_s, case.rate_after_mbps))
-        row: dict[str, Any] = {"label": case.label, "cc": case.cc, "speed_ratio": theirs["wall_s"] / ours["wall_s"]}
+        row: dict[str, Any] = {"label": case.label, "cc": case.flow.cc,
+                               "speed_ratio": theirs["wall_s"] / ours["wall_s"]}
         for part in ("before", "after"):
             mine, their = ours[f"goodput_{part}_bps"], theirs[f"goodput_{part}_bps"]
             row.update({f"mpsched_goodput_{part}_bps": mine, f"ns3_goodput_{part}_bps": their,
@@ -484,33 +482,28 @@ class SharedCase:
 
     Attributes
     ----------
-    ccs : (str, str)
-        The two flows' controllers.
-    rate_mbps, rtt_ms, queue_bdp, seconds, min_rto_ms, fast_recovery
-        As :class:`Ns3Case`; both flows have the round trip ``rtt_ms``.
+    flow : Ns3Case
+        The first flow and the bottleneck; the second flow has the same round trip.
+    second_cc : str
+        The second flow's controller.
     """
 
-    ccs: tuple[str, str]
-    rate_mbps: float
-    rtt_ms: float
-    queue_bdp: float
-    seconds: float = 60.0
-    min_rto_ms: float = 1000.0
-    fast_recovery: str = "prr"
+    flow: Ns3Case
+    second_cc: str
 
     @property
-    def queue_packets(self) -> int:
-        return Ns3Case(self.ccs[0], self.rate_mbps, self.rtt_ms, 0.0, self.queue_bdp).queue_packets
+    def ccs(self) -> tuple[str, str]:
+        return (self.flow.cc, self.second_cc)
 
     @property
     def label(self) -> str:
-        return (f"{self.ccs[0]} + {self.ccs[1]} {self.rate_mbps:g} Mbit/s {self.rtt_ms:g} ms "
-                f"queue {self.queue_bdp:g} BDP")
+        f = self.flow
+        return f"{f.cc} + {self.second_cc} {f.rate_mbps:g} Mbit/s {f.rtt_ms:g} ms queue {f.queue_bdp:g} BDP"
 
 
 SHARED: tuple[SharedCase, ...] = tuple(
-    SharedCase(ccs, rate, rtt, 1.0)
-    for ccs in (("newreno", "newreno"), ("cubic", "newreno")) for rate, rtt in ((10.0, 40.0), (10.0, 80.0)))
+    SharedCase(Ns3Case(cc, 10.0, rtt, 0.0, 1.0, seconds=60.0), "newreno")
+    for cc in ("newreno", "cubic") for rtt in (40.0, 80.0))
 """NewReno against NewReno and Cubic against NewReno, on 10 Mbit/s at 40 and 80 ms."""
 
 
@@ -519,27 +512,27 @@ def mpsched_shared_goodputs(case: SharedCase) -> dict[str, Any]:
     from ..envs import scenarios
     from ..envs.episode import build_episode
 
-    single = Ns3Case(case.ccs[0], case.rate_mbps, case.rtt_ms, 0.0, case.queue_bdp, case.seconds, case.min_rto_ms,
-                     case.fast_recovery)
-    sc = mpsched_scenario(single)
-    sc["name"] = "ns3-shared-" + case.label.replace(" ", "-").replace("/", "").replace("+", "and")
-    sc["links"] = [{"name": "bottleneck", "bandwidth": case.rate_mbps,
-                    "queue_bytes": case.queue_packets * (MSS_BYTES + WIRE_HEADER_BYTES)}]
-    sc["paths"] = [{"name": "first", "link": "bottleneck", "rtt_ms": case.rtt_ms, "cc": case.ccs[0]}]
-    sc["cross_traffic"] = [{"name": "second", "link": "bottleneck", "rtt_ms": case.rtt_ms, "cc": case.ccs[1]}]
+    flow = case.flow
+    sc = mpsched_scenario(flow)
+    sc["name"] = _scenario_name("ns3-shared", case.label)
+    sc["links"] = [{"name": "bottleneck", "bandwidth": flow.rate_mbps,
+                    "queue_bytes": flow.queue_packets * (MSS_BYTES + WIRE_HEADER_BYTES)}]
+    sc["paths"] = [{"name": "first", "link": "bottleneck", "rtt_ms": flow.rtt_ms, "cc": flow.cc}]
+    sc["cross_traffic"] = [{"name": "second", "link": "bottleneck", "rtt_ms": flow.rtt_ms, "cc": case.second_cc}]
     sim = build_episode(scenarios.resolve(sc), 1).make_sim()
     begin = time.perf_counter()
     sim.run("minrtt", ())
     wall = time.perf_counter() - begin
     first = float(np.asarray(sim.view("delivered_bytes")).sum())
     second = float(np.asarray(sim.cross_view("delivered_bytes")).sum())
-    return {"goodput_bps": [first * 8 / case.seconds, second * 8 / case.seconds], "wall_s": wall}
+    return {"goodput_bps": [first * 8 / flow.seconds, second * 8 / flow.seconds], "wall_s": wall}
 
 
 def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
     """The two flows' goodputs [bit/s] in ns-3 (:class:`SharedCase`), and the wall time of
     ``Simulator.Run`` alone."""
-    ns = _ns3_with_tcp_defaults(case.ccs[0], case.min_rto_ms)
+    flow = case.flow
+    ns = _ns3_with_tcp_defaults(flow.cc, flow.min_rto_ms)
     senders, router, receiver = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
     senders.Create(2)
     router.Create(1)
@@ -551,13 +544,13 @@ def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
         tcp = senders.Get(k).GetObject[ns.TcpL4Protocol]()
         tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(CONTROLLERS[cc])))
     access = ns.PointToPointHelper()
-    access.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(100 * case.rate_mbps * 1e6))}bps"))
+    access.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(100 * flow.rate_mbps * 1e6))}bps"))
     access.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(0)))
     bottleneck = ns.PointToPointHelper()
-    bottleneck.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(case.rate_mbps * 1e6))}bps"))
-    bottleneck.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(int(round(case.rtt_ms * 5e5)))))
+    bottleneck.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(flow.rate_mbps * 1e6))}bps"))
+    bottleneck.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(int(round(flow.rtt_ms * 5e5)))))
     bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
-                        ns.QueueSizeValue(ns.QueueSize(f"{case.queue_packets}p")))
+                        ns.QueueSizeValue(ns.QueueSize(f"{flow.queue_packets}p")))
     addresses = ns.Ipv4AddressHelper()
     links = [access.Install(senders.Get(k), router.Get(0)) for k in range(2)]
     links.append(bottleneck.Install(router.Get(0), receiver.Get(0)))
@@ -579,13 +572,13 @@ def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
         for app in (sink, apps):
             app.Start(ns.Seconds(0))
         sinks.append(sink)
-    ns.Simulator.Stop(ns.NanoSeconds(int(round((case.seconds + case.rtt_ms / 1e3) * 1e9))))
+    ns.Simulator.Stop(ns.NanoSeconds(int(round((flow.seconds + flow.rtt_ms / 1e3) * 1e9))))
     begin = time.perf_counter()
     ns.Simulator.Run()
     wall = time.perf_counter() - begin
     received = [int(ns.DynamicCast[ns.PacketSink](sink.Get(0)).GetTotalRx()) for sink in sinks]
     ns.Simulator.Destroy()
-    return {"goodput_bps": [r * 8 / case.seconds for r in received], "wall_s": wall}
+    return {"goodput_bps": [r * 8 / flow.seconds for r in received], "wall_s": wall}
 
 
 def compare_shared(cases: tuple[SharedCase, ...] = SHARED,
@@ -599,8 +592,9 @@ def compare_shared(cases: tuple[SharedCase, ...] = SHARED,
         ours, theirs = mpsched_shared_goodputs(case), ns3_shared_goodputs(case)
         mine, their = np.array(ours["goodput_bps"]), np.array(theirs["goodput_bps"])
         shares, ns3_shares = mine / mine.sum(), their / their.sum()
-        rows.append({"label": case.label, "ccs": list(case.ccs), "rate_mbps": case.rate_mbps, "rtt_ms": case.rtt_ms,
-                     "queue_packets": case.queue_packets, "mpsched_goodput_bps": mine.tolist(),
+        rows.append({"label": case.label, "ccs": list(case.ccs), "rate_mbps": case.flow.rate_mbps,
+                     "rtt_ms": case.flow.rtt_ms, "queue_packets": case.flow.queue_packets,
+                     "mpsched_goodput_bps": mine.tolist(),
                      "ns3_goodput_bps": their.tolist(), "mpsched_shares": shares.tolist(),
                      "ns3_shares": ns3_shares.tolist(), "share_errors": (shares / ns3_shares - 1).tolist(),
                      "speed_ratio": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] > 0 else math.nan})

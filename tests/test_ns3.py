@@ -61,7 +61,7 @@ def test_the_paired_losses_are_the_cores_draws() -> None:
 def test_a_rate_step_is_the_same_step_in_mpsched() -> None:
     """The step cases' paths carry the rate before and after the step: NewReno fills
     10 Mbit/s before it and 2 Mbit/s after (the payload share, 1448 of 1502 bytes)."""
-    down = next(c for c in ns3.STEPS if c.cc == "newreno" and c.rate_after_mbps == 2.0)
+    down = next(c for c in ns3.STEPS if c.flow.cc == "newreno" and c.rate_after_mbps == 2.0)
     got = ns3.mpsched_step_goodputs(down)
     share = 1448 / 1502
     assert 0.95 * 10e6 * share < got["goodput_before_bps"] <= 10e6 * share
