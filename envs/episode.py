@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _core
 from .bandwidth import BandwidthSchedule, build_bandwidth
+from .delays import DelaySchedule
 from .errors import BudgetError, ScenarioError
 from .scenario import CrossFlowSpec, LossSpec, PathSpec, Scenario
 from .workloads import BlockTable, generate_workload
@@ -104,6 +105,8 @@ class Episode:
         Horizon of the simulation.
     ring_capacities : tuple of int
         Per-subflow bound on unresolved packets (docs/model.md section 7), paths first.
+    path_delays : tuple of (DelaySchedule or None)
+        Each path's delay dynamics (None: constant delays); empty when no path has any.
     """
 
     scenario: Scenario
@@ -116,6 +119,7 @@ class Episode:
     core_seed: int
     end_ns: int
     ring_capacities: tuple[int, ...]
+    path_delays: tuple[DelaySchedule | None, ...] = ()
 
     @property
     def duration_ns(self) -> int:
@@ -157,6 +161,14 @@ class Episode:
 
         P = len(sc.paths)
         paths = [subflow(p, k, r) for p, k, r in zip(sc.paths, self.path_links, self.ring_capacities)]
+        for d, delays in zip(paths, self.path_delays):
+            if delays is not None:
+                d.update(delays.core_fields())
+        for d, spec in zip(paths, sc.paths):
+            if spec.outages is not None:
+                d.update(spec.outages.core_fields(sc.base_dir, self.end_ns))
+            if spec.backup:
+                d["backup"] = True
         cross = []
         for c, k, r in zip(sc.cross_traffic, self.cross_links, self.ring_capacities[P:]):
             d = subflow(c, k, r)
@@ -251,13 +263,18 @@ def build_episode(scenario: Scenario, seed: int | None = None) -> Episode:
     packet = min(t.mss_bytes, max(1, int(np.median(blocks.size_bytes)))) + t.header_bytes
     subflows: list[tuple[PathSpec | CrossFlowSpec, int]] = [(p, k) for p, k in zip(scenario.paths, path_links)]
     subflows += [(c, k) for c, k in zip(scenario.cross_traffic, cross_links)]
+    delays = tuple(p.delay.schedule(p.fwd_delay_s, p.rev_delay_s, scenario.base_dir, end_ns)
+                   if p.delay is not None else None for p in scenario.paths)
+    rtts = [int(round(f.rtt_s * _NS_PER_S)) for f, _ in subflows]
+    for j, d in enumerate(delays):
+        if d is not None:
+            rtts[j] = max(rtts[j], d.peak_rtt_ns())
     rings = tuple(
-        _ring_capacity(schedules[k].peak_bps(), int(round(f.rtt_s * _NS_PER_S)), queues[k],
-                       t.initial_cwnd_packets * t.mss_bytes, packet)
-        for f, k in subflows
+        _ring_capacity(schedules[k].peak_bps(), rtt, queues[k], t.initial_cwnd_packets * t.mss_bytes, packet)
+        for (_, k), rtt in zip(subflows, rtts)
     )
     return Episode(scenario, int(seed), blocks, schedules, tuple(queues), tuple(path_links), cross_links,
-                   core_seed, end_ns, rings)
+                   core_seed, end_ns, rings, delays if any(d is not None for d in delays) else ())
 
 
 def _check_work(scenario: Scenario, blocks: BlockTable, packets: int, schedules: tuple[BandwidthSchedule, ...],

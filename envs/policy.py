@@ -46,7 +46,8 @@ class Observation:
         "_arrival", "_size", "_deadline", "_priority", "_weight", "_unsent", "_lost", "_acked",
         "_first_send", "_bytes_sent", "_inflight", "_flags",
         "srtt_ns", "rttvar_ns", "min_rtt_ns", "rto_ns", "cwnd_bytes", "path_inflight_bytes",
-        "delivery_rate_bps", "recovery", "can_send", "last_send_ns", "rate_bps", "link_rate_bps",
+        "delivery_rate_bps", "recovery", "can_send", "last_send_ns", "rate_bps", "link_rate_bps", "rto_streak",
+        "backup",
     )
 
     def __init__(self, sim: _core.Sim, path_names: tuple[str, ...] = ()) -> None:
@@ -82,6 +83,12 @@ class Observation:
         self.delivery_rate_bps: np.ndarray = view("delivery_rate_bps")
         self.recovery: np.ndarray = view("recovery")
         """0: none, 1: fast recovery, 2: after a retransmission timeout."""
+        self.rto_streak: np.ndarray = view("rto_streak")
+        """Timeouts since each path's last newly acknowledged packet: above 0 the path is
+        "potentially failed" (Linux MPTCP's term), as a path that went down looks."""
+        self.backup: np.ndarray = view("backup")
+        """Backup paths: the sender asks them only while every other path is potentially
+        failed (docs/model.md section 7)."""
         self.can_send: np.ndarray = view("can_send")
         """Paths that could take a packet now (the deciding path always can)."""
         self.last_send_ns: np.ndarray = view("last_send_ns")

@@ -322,6 +322,8 @@ def _subflow_columns(view: Any, sim_time_ns: int) -> Columns:
         "queue_drops": v("queue_drops"),
         "random_losses": v("random_losses"),
         "loss_bursts": v("loss_bursts"),
+        "outage_losses": v("outage_losses"),
+        "outage_ack_losses": v("outage_ack_losses"),
         "declared_lost": v("declared_lost"),
         "rto_count": v("rto_count"),
         "fast_recoveries": v("fast_recoveries"),

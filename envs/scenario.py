@@ -45,9 +45,11 @@ import numpy as np
 import yaml
 
 from .bandwidth import BandwidthSchedule, build_bandwidth, normalize_bandwidth
+from .delays import DelaySpec, delay_spec
 from .errors import ScenarioError
+from .outages import OutageSpec
 from .textfiles import read_yaml
-from .validate import check_choice, check_integer, check_keys, check_mapping, check_number, check_text
+from .validate import check_bool, check_choice, check_integer, check_keys, check_mapping, check_number, check_text
 from .workloads import generate_workload, normalize_workload
 
 __all__ = [
@@ -326,6 +328,16 @@ class PathSpec:
         Congestion control of the subflow.
     link : str or None
         Name of a shared link in ``links``.
+    delay : DelaySpec or None
+        Delay dynamics (``delay``: jitter, delay steps or a delay trace; see
+        :mod:`mpsched.envs.delays`); None: the delays above hold all episode.
+    outages : OutageSpec or None
+        When the path is down (``outages``: a list of ``[start_s, end_s]`` or a file; see
+        :mod:`mpsched.envs.outages`); None: never.
+    backup : bool
+        A backup path (MPTCP's B flag): the sender uses it only while every other path is
+        potentially failed, i.e. timed out with nothing acknowledged since
+        (docs/model.md section 7).
     """
 
     name: str
@@ -336,8 +348,11 @@ class PathSpec:
     loss: LossSpec
     cc: str
     link: str | None = None
+    delay: DelaySpec | None = None
+    outages: OutageSpec | None = None
+    backup: bool = False
 
-    KEYS = ("name", "bandwidth", "link", "loss", "cc") + DELAY_KEYS + QUEUE_KEYS
+    KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup") + DELAY_KEYS + QUEUE_KEYS
 
     @property
     def rtt_s(self) -> float:
@@ -354,7 +369,10 @@ class PathSpec:
         fwd_s, rev_s = _delays(d, where)
         loss = LossSpec.from_value(d.get("loss", 0.0), f"{where}.loss")
         cc = check_choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
-        return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link)
+        outages = OutageSpec.from_value(d["outages"], f"{where}.outages", base_dir) if "outages" in d else None
+        backup = check_bool(d.get("backup", False), f"{where}.backup")
+        return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link, delay_spec(d, where, base_dir), outages,
+                   backup)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name}
@@ -369,6 +387,12 @@ class PathSpec:
             "loss": self.loss.to_value(),
             "cc": self.cc,
         })
+        if self.delay is not None:  # written only when given, so that other scenarios' hashes stay
+            d["delay"] = self.delay.to_dict()
+        if self.outages is not None:
+            d["outages"] = self.outages.to_value()
+        if self.backup:
+            d["backup"] = True
         return d
 
 

@@ -25,6 +25,7 @@ schedule may not be followable.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -120,6 +121,14 @@ class SlotProblem:
         return (self.weight > 0) & (np.maximum(self.end_slot - self.first_slot, 0).sum(axis=1) > 0)
 
 
+def varying_paths(inputs: dict[str, Any]) -> list[int]:
+    """The paths of core inputs whose delays vary (steps, jitter) or that go down
+    (docs/model.md sections 4 and 6): what the slot model cannot describe."""
+    return [j for j, p in enumerate(inputs["paths"])
+            if len(p.get("delay_start_ns", ())) or p.get("fwd_jitter_ns", 0) or p.get("rev_jitter_ns", 0)
+            or len(p.get("down_start_ns", ()))]
+
+
 def build_problem(episode: Episode, slot_ns: int, model: str = "relaxed") -> SlotProblem:
     """The slot problem of an episode.
 
@@ -141,6 +150,9 @@ def build_problem(episode: Episode, slot_ns: int, model: str = "relaxed") -> Slo
         raise ValueError(f"slot_ns must be positive; got {slot_ns}")
     slot_ns = int(slot_ns)
     inputs = episode.core_inputs()
+    if varying_paths(inputs):
+        raise ValueError("the slot model assumes constant delays and paths that never go down; "
+                         f"paths {varying_paths(inputs)} have delay dynamics or outages")
     bt = episode.blocks
     arrival = bt.arrival_ns.astype(np.int64)
     deadline = np.minimum(bt.deadline_ns.astype(np.int64), episode.end_ns)

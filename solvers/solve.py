@@ -40,7 +40,7 @@ from .exhaustive import MAX_EXHAUSTIVE_BLOCKS, solve_exhaustive
 from .flow import Allocation, allocate, repair
 from .milp import BACKENDS as MILP_BACKENDS
 from .milp import solve_milp
-from .problem import SlotProblem, build_problem
+from .problem import SlotProblem, build_problem, varying_paths
 from .sweep import applicable, solve_sweep, sweep_bound, sweep_heuristic
 
 __all__ = [
@@ -480,6 +480,11 @@ def solve(
 
     sc = resolve(scenario)
     episode = build_episode(sc, seed)
+    varying = varying_paths(episode.core_inputs())
+    if varying:
+        raise SolverError(f"{sc.name}: the slot model assumes constant delays and paths that never go down, and "
+                          f"path(s) {', '.join(sc.paths[j].name for j in varying)} have delay dynamics (delay: "
+                          "jitter, steps or a trace) or outages")
     slot_ns = max(1, int(round(slot_ms * 1e6)))
     n_slots, n_vars = _estimate(episode, slot_ns)
     links = len(episode.link_schedules)

@@ -39,6 +39,7 @@ MASK64 = (1 << 64) - 1
 GOLDEN_GAMMA = 0x9E3779B97F4A7C15
 G_NS = 1_000_000  # §7: the clock granularity G = 1 ms of the RTO formula
 SSTHRESH_INITIAL = 1 << 62
+JITTER_STREAM = 64  # §5: subflow j's jitter stream is the stream of number j + 64
 
 # Piece states (§7).
 UNSENT, OUT, LOST, ACKED = "UNSENT", "OUT", "LOST", "ACKED"
@@ -325,9 +326,9 @@ def olia_increase(cwnds: list[int], srtts: list[int], l1s: list[int], l2s: list[
 class Lane:
     """A pending-event lane (§8): ``(time, item)`` pairs kept ordered by time.
 
-    Insertion keeps equal times in insertion order. (On an ACK lane a negative ACK can
-    be scheduled before a positive ACK that is due earlier, so a plain append would not
-    keep the lane ordered.)
+    Insertion keeps equal times in insertion order. (The order rules of §4 and §6 make
+    every lane receive its items in time order, so each push appends; the search back
+    keeps the lane ordered whatever the caller does.)
     """
 
     def __init__(self):
@@ -460,6 +461,11 @@ class Subflow:
         if self.cc not in allowed:
             raise ValueError(f"subflow {j}: cc must be one of {allowed}, got {self.cc!r}")
         self.window_based = self.cc != "ideal"
+        # §7 "ready": a backup path waits while some other path is not potentially failed.
+        self.backup = bool(cfg.get("backup", False))
+        if self.backup and cross:
+            raise ValueError(f"subflow {j}: only paths can be backups")
+        self.primaries: list[Subflow] = []
         self.fast_recovery = str(cfg.get("fast_recovery", "immediate"))
         if self.fast_recovery not in ("immediate", "prr"):
             raise ValueError(f"subflow {j}: unknown fast_recovery {self.fast_recovery!r}")
@@ -471,10 +477,30 @@ class Subflow:
             self.stop_ns = int(cfg["stop_ns"])
             self.start_pending = True  # §8 start lane: one event at start_ns
         self.rng = Xoshiro256ss.for_subflow(seed, j)
+        # §4, §6 delay dynamics: delay steps (times after 0, increasing) and jitter bounds.
+        self.delay_starts = [int(x) for x in cfg.get("delay_start_ns", ())]
+        self.fwd_delay_steps = [int(x) for x in cfg.get("fwd_delay_step_ns", ())]
+        self.rev_delay_steps = [int(x) for x in cfg.get("rev_delay_step_ns", ())]
+        if not len(self.delay_starts) == len(self.fwd_delay_steps) == len(self.rev_delay_steps):
+            raise ValueError(f"subflow {j}: delay step arrays of different lengths")
+        self.fwd_jitter_ns = int(cfg.get("fwd_jitter_ns", 0))
+        self.rev_jitter_ns = int(cfg.get("rev_jitter_ns", 0))
+        self.jitter_rng = Xoshiro256ss.for_subflow(seed, j + JITTER_STREAM)
+        # §4, §6 outages: the subflow is down in [down_starts[k], down_ends[k]).
+        self.down_starts = [int(x) for x in cfg.get("down_start_ns", ())]
+        self.down_ends = [int(x) for x in cfg.get("down_end_ns", ())]
+        if len(self.down_starts) != len(self.down_ends):
+            raise ValueError(f"subflow {j}: outage arrays of different lengths")
+        # §4, §6: the times of the previous data packet, acknowledgement and negative
+        # acknowledgement of this subflow; none is overtaken by the next.
+        self.last_data_ns = 0
+        self.last_ack_ns = 0
+        self.last_nack_ns = 0
 
         # §8 lanes of this subflow (the RTO lane is rto_deadline).
         self.receive_lane = Lane()
         self.ack_lane = Lane()
+        self.nack_lane = Lane()  # §7.6 negative ACKs, merged with ack_lane by time (ACKs first at ties)
 
         # §7 initial values.
         base_rtt = self.fwd_delay_ns + self.rev_delay_ns
@@ -518,6 +544,9 @@ class Subflow:
         self.queue_drops = 0
         self.random_losses = 0
         self.loss_bursts = 0
+        self.outage_losses = 0
+        self.outage_ack_losses = 0
+        self.rto_streak = 0  # §7.5: timeouts since the last newly acknowledged packet
         self.last_lost = False
         self.dropped_bytes = 0
         self.declared_lost = 0
@@ -532,9 +561,31 @@ class Subflow:
             return False
         if self.cross and not self.start_ns <= t < self.stop_ns:
             return False
+        # a backup path only while every path that is not a backup is potentially failed
+        if self.backup and any(p.rto_streak == 0 for p in self.primaries):
+            return False
         if self.cc == "ideal":
             return self.link.idle()
         return self.inflight_bytes + self.mss <= self.cwnd
+
+    def delays_at(self, t: int) -> tuple[int, int]:
+        """§4: the one-way delays (forward, reverse) at time t: the last step that started
+        at or before t, the configured delays before the first."""
+        k = bisect_right(self.delay_starts, t)
+        if k == 0:
+            return self.fwd_delay_ns, self.rev_delay_ns
+        return self.fwd_delay_steps[k - 1], self.rev_delay_steps[k - 1]
+
+    def down_during(self, start: int, end: int) -> bool:
+        """§4: whether some outage [a, b) has a moment in [start, end]."""
+        return any(a <= end and b > start for a, b in zip(self.down_starts, self.down_ends))
+
+    def jitter(self, bound: int) -> int:
+        """§4: a draw in [0, bound] from the jitter stream, ``(x * (bound + 1)) >> 64``; no
+        draw when the bound is 0."""
+        if bound == 0:
+            return 0
+        return (self.jitter_rng.next() * (bound + 1)) >> 64
 
     def lost_at_link(self) -> bool:
         """§4: the loss decision for one of this subflow's packets leaving its link."""
@@ -632,6 +683,8 @@ class Simulator:
         P = len(spec["paths"])
         self.paths = self.subflows[:P]
         self.cross = self.subflows[P:]
+        for p in self.paths:
+            p.primaries = [q for q in self.paths if not q.backup]
 
         bl = spec["blocks"]
         self.blocks = []
@@ -688,8 +741,9 @@ class Simulator:
         for sf in self.subflows:
             if sf.receive_lane.items:
                 candidates.append((sf.receive_lane.head_time(), EV_RECEIVE, sf.j))
-            if sf.ack_lane.items:
-                candidates.append((sf.ack_lane.head_time(), EV_ACK, sf.j))
+            if sf.ack_lane.items or sf.nack_lane.items:
+                candidates.append((min(lane.head_time() for lane in (sf.ack_lane, sf.nack_lane) if lane.items),
+                                   EV_ACK, sf.j))
             if sf.rto_deadline is not None:
                 candidates.append((sf.rto_deadline, EV_RTO, sf.j))
             if sf.cross and sf.start_pending:
@@ -721,7 +775,8 @@ class Simulator:
             _, pkt = sf.receive_lane.pop()
             self.on_receive(sf, pkt, t)
         elif cls == EV_ACK:
-            _, (positive, pkt, data_ack) = sf.ack_lane.pop()
+            positive = bool(sf.ack_lane.items) and sf.ack_lane.head_time() == t
+            _, (pkt, data_ack) = (sf.ack_lane if positive else sf.nack_lane).pop()
             if positive:
                 self.on_ack(sf, pkt, data_ack, t)
             else:
@@ -785,14 +840,27 @@ class Simulator:
         # §11: a burst is a maximal run of the subflow's consecutive lost packets.
         sf.loss_bursts += lost and not sf.last_lost
         sf.last_lost = lost
+        fwd, rev = sf.delays_at(t1)
+        down = False
         if lost:
             sf.random_losses += 1
+        else:
+            # §4: the forward delay at t1 plus a jitter draw, never before the previous
+            # data packet of the subflow that was not lost; lost if the subflow is down
+            # at some moment of the way.
+            arrive = max(t1 + fwd + sf.jitter(sf.fwd_jitter_ns), sf.last_data_ns)
+            down = sf.down_during(t1, arrive)
+            sf.outage_losses += down
+        if lost or down:
             sf.dropped_bytes += pkt.size
             if sf.cc == "ideal":
-                # §7.6: negative ACK when the ACK would have arrived.
-                sf.ack_lane.push(t1 + sf.fwd_delay_ns + sf.rev_delay_ns, (False, pkt, None))
+                # §7.6: negative ACK when the ACK would have arrived, never before the
+                # previous negative ACK.
+                sf.last_nack_ns = max(t1 + fwd + rev, sf.last_nack_ns)
+                sf.nack_lane.push(sf.last_nack_ns, (pkt, None))
         else:
-            sf.receive_lane.push(t1 + sf.fwd_delay_ns, pkt)
+            sf.last_data_ns = arrive
+            sf.receive_lane.push(arrive, pkt)
 
     # ----------------------------------------------------------------- §6 receivers
 
@@ -804,8 +872,17 @@ class Simulator:
             else:
                 self.receive_block(pkt, t)
         # §6: the acknowledgement leaves at once (a path ACK carries data_ack = rcv_nxt,
-        # §6.2) and reaches the sender rev_delay_ns later.
-        sf.ack_lane.push(t + sf.rev_delay_ns, (True, pkt, self.rcv_nxt))
+        # §6.2) and reaches the sender after the reverse delay at t plus a jitter draw,
+        # never before the previous acknowledgement.
+        # A window-based subflow's acknowledgement is lost if the subflow is down at some
+        # moment of its way (§6).
+        _, rev = sf.delays_at(t)
+        back = max(t + rev + sf.jitter(sf.rev_jitter_ns), sf.last_ack_ns)
+        if sf.window_based and sf.down_during(t, back):
+            sf.outage_ack_losses += 1
+            return
+        sf.last_ack_ns = back
+        sf.ack_lane.push(back, (pkt, self.rcv_nxt))
 
     def complete_bytes(self, blk: Block, size: int, t: int) -> None:
         # §6.1: recv_bytes grows; the block completes when it reaches the block's size.
@@ -964,6 +1041,7 @@ class Simulator:
             sf.inflight_bytes -= s
             if pkt.block is not None:
                 self.blocks[pkt.block].inflight_bytes[sf.j] -= s
+            sf.rto_streak = 0
         # Step 2 (paths only).
         if pkt.block is not None:
             blk = self.blocks[pkt.block]
@@ -1135,6 +1213,7 @@ class Simulator:
         sf.records.clear()
         sf.scan_pn = sf.next_pn
         sf.rto_count += 1
+        sf.rto_streak += 1
 
     # ----------------------------------------------------------------- §9
 
@@ -1225,6 +1304,9 @@ class Simulator:
             "queue_drops": [p.queue_drops for p in paths],
             "random_losses": [p.random_losses for p in paths],
             "loss_bursts": [p.loss_bursts for p in paths],
+            "outage_losses": [p.outage_losses for p in paths],
+            "outage_ack_losses": [p.outage_ack_losses for p in paths],
+            "rto_streak": [p.rto_streak for p in paths],
             "dropped_bytes": [p.dropped_bytes for p in paths],
             "declared_lost": [p.declared_lost for p in paths],
             "rto_count": [p.rto_count for p in paths],
@@ -1237,6 +1319,8 @@ class Simulator:
             "cross_queue_drops": [c.queue_drops for c in cross],
             "cross_random_losses": [c.random_losses for c in cross],
             "cross_loss_bursts": [c.loss_bursts for c in cross],
+            "cross_outage_losses": [c.outage_losses for c in cross],
+            "cross_outage_ack_losses": [c.outage_ack_losses for c in cross],
             "cross_dropped_bytes": [c.dropped_bytes for c in cross],
             "cross_declared_lost": [c.declared_lost for c in cross],
             "cross_rto_count": [c.rto_count for c in cross],

@@ -30,6 +30,9 @@ PATH_OUTPUTS = {
     "queue_drops": "queue_drops",
     "random_losses": "random_losses",
     "loss_bursts": "loss_bursts",
+    "outage_losses": "outage_losses",
+    "outage_ack_losses": "outage_ack_losses",
+    "rto_streak": "rto_streak",
     "declared_lost": "declared_lost",
     "rto_count": "rto_count",
     "fast_recoveries": "fast_recoveries",
@@ -44,6 +47,8 @@ CROSS_OUTPUTS = {
     "queue_drops": "cross_queue_drops",
     "random_losses": "cross_random_losses",
     "loss_bursts": "cross_loss_bursts",
+    "outage_losses": "cross_outage_losses",
+    "outage_ack_losses": "cross_outage_ack_losses",
     "dropped_bytes": "cross_dropped_bytes",
     "declared_lost": "cross_declared_lost",
     "rto_count": "cross_rto_count",
@@ -78,9 +83,40 @@ def _threshold(p: float) -> int:
 
 
 @st.composite
+def delay_dynamics(draw: st.DrawFn) -> dict[str, Any]:
+    """Delay steps, jitter bounds and outages of one subflow (docs/model.md sections 4
+    and 6): up to three steps in the first 600 ms, delays up to 60 ms, jitter up to 20 ms
+    each way (often larger than a packet's service time, so that the order rule binds)."""
+    n = draw(st.integers(0, 3))
+    starts = sorted(draw(st.sets(st.integers(1, 600 * MS), min_size=n, max_size=n)))
+    return {
+        "delay_start_ns": np.array(starts, np.int64),
+        "fwd_delay_step_ns": np.array(draw(st.lists(st.integers(0, 60 * MS), min_size=n, max_size=n)), np.int64),
+        "rev_delay_step_ns": np.array(draw(st.lists(st.integers(0, 60 * MS), min_size=n, max_size=n)), np.int64),
+        "fwd_jitter_ns": draw(st.sampled_from([0, 0, 1, 300_000, 20 * MS])),
+        "rev_jitter_ns": draw(st.sampled_from([0, 0, 1, 300_000, 20 * MS])),
+        **draw(outages()),
+    }
+
+
+@st.composite
+def outages(draw: st.DrawFn) -> dict[str, np.ndarray]:
+    """Up to three outages of one subflow in the first 400 ms, while blocks arrive and
+    are sent (docs/model.md sections 4 and 6), from 1 ns to 300 ms long: packets and
+    acknowledgements on the way are lost, timeouts back off, and the subflow probes its
+    way back."""
+    n = draw(st.integers(0, 3))
+    edges = sorted(draw(st.sets(st.integers(0, 400 * MS), min_size=2 * n, max_size=2 * n)))
+    starts, ends = edges[0::2], edges[1::2]
+    ends = [min(e, s + 300 * MS) for s, e in zip(starts, ends)]
+    return {"down_start_ns": np.array(starts, np.int64), "down_end_ns": np.array(ends, np.int64)}
+
+
+@st.composite
 def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: bool,
-             fast_recovery: str | None = None) -> dict[str, Any]:
-    """One subflow dict of docs/model.md section 1."""
+             fast_recovery: str | None = None, dynamics: bool | None = None) -> dict[str, Any]:
+    """One subflow dict of docs/model.md section 1; with delay dynamics when
+    ``dynamics`` is true, drawn when it is None (a third of the time)."""
     ge = draw(st.booleans()) and draw(st.booleans())
     d = {
         "link": draw(st.integers(0, n_links - 1)),
@@ -98,6 +134,10 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
         "ring_capacity": draw(st.sampled_from([16, 64, 1024])),
         "fast_recovery": fast_recovery or draw(st.sampled_from(["immediate", "prr"])),
     }
+    if dynamics or (dynamics is None and draw(st.integers(0, 2)) == 0):
+        d.update(draw(delay_dynamics()))
+        if not cross:
+            d["backup"] = draw(st.booleans())
     if cross:
         start = draw(st.integers(0, 100 * MS))
         d["start_ns"] = start
@@ -108,12 +148,13 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
 @st.composite
 def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, receiver: str | None = None,
                shared: bool | None = None, cross: bool | None = None, min_blocks: int = 1,
-               fast_recovery: str | None = None) -> dict[str, Any]:
+               fast_recovery: str | None = None, dynamics: bool | None = None) -> dict[str, Any]:
     """A small random episode in the format of docs/model.md section 1.
 
     By default links may be shared by several paths, cross flows may compete, and the
-    receiver is block-aware or in-order, and each window-based subflow's fast recovery is
-    immediate or PRR; the keyword arguments pin any of these.
+    receiver is block-aware or in-order, each window-based subflow's fast recovery is
+    immediate or PRR, and a subflow may have delay steps and jitter; the keyword
+    arguments pin any of these.
     Between min_blocks and max_blocks blocks arrive in the first 200 ms.
     """
     n_paths = draw(st.integers(1, 3))
@@ -130,7 +171,8 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
             "bw_rate_bps": np.array(rates, np.int64),
             "bw_cycle_ns": cycle,
         })
-    paths = [draw(subflows(n_links, mss, cc, cross=False, fast_recovery=fast_recovery)) for _ in range(n_paths)]
+    paths = [draw(subflows(n_links, mss, cc, cross=False, fast_recovery=fast_recovery, dynamics=dynamics))
+             for _ in range(n_paths)]
     if not share:
         for j, p in enumerate(paths):
             p["link"] = j
@@ -138,7 +180,8 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
         n_cross = draw(st.sampled_from([0, 0, 1, 2]))
     else:
         n_cross = draw(st.integers(1, 2)) if cross else 0
-    crosses = [draw(subflows(n_links, mss, None, cross=True, fast_recovery=fast_recovery)) for _ in range(n_cross)]
+    crosses = [draw(subflows(n_links, mss, None, cross=True, fast_recovery=fast_recovery, dynamics=dynamics))
+               for _ in range(n_cross)]
     chosen_receiver = receiver or draw(st.sampled_from(["block", "in_order"]))
     n = draw(st.integers(min_blocks, max_blocks))
     arrival = sorted(draw(st.lists(st.integers(0, 200 * MS), min_size=n, max_size=n)))

@@ -115,6 +115,17 @@ def test_core_matches_reference_with_prr(cc: str) -> None:
     check()
 
 
+@pytest.mark.parametrize("cc", ["ideal", "newreno", "cubic", "olia"])
+def test_core_matches_reference_with_delay_dynamics(cc: str) -> None:
+    """docs/model.md 4 and 6: delay steps and jitter on every subflow."""
+    @settings(max_examples=60, **SETTINGS)
+    @given(spec=core_specs(cc=cc, dynamics=True), policy_name=st.sampled_from(sorted(POLICIES)))
+    def check(spec: dict, policy_name: str) -> None:
+        assert_same(spec, policy_name)
+
+    check()
+
+
 @settings(max_examples=80, **SETTINGS)
 @given(spec=core_specs(receiver="in_order"), policy_name=st.sampled_from(sorted(POLICIES)))
 def test_core_matches_reference_in_order(spec: dict, policy_name: str) -> None:
@@ -129,10 +140,11 @@ def test_core_matches_reference_shared_links_and_cross_traffic(spec: dict, polic
 
 def test_differential_cases_are_not_trivial() -> None:
     """The generator reaches losses, bursts, drops, RTOs, fast recovery (also by PRR),
-    cancellations, cross-flow packets and in-order receive-buffer waits."""
+    cancellations, cross-flow packets, in-order receive-buffer waits and packets lost to
+    outages (acknowledgements lost to outages need longer flows: tests/test_outages.py)."""
     seen = {"queue_drops": 0, "random_losses": 0, "loss_bursts": 0, "rto_count": 0, "fast_recoveries": 0,
             "cancelled": 0, "retransmissions": 0, "cross_packets_sent": 0, "cross_queue_drops": 0,
-            "in_order_waits": 0, "prr_fast_recoveries": 0}
+            "in_order_waits": 0, "prr_fast_recoveries": 0, "outage_losses": 0}
 
     @settings(max_examples=150, database=None, **SETTINGS)
     @given(spec=core_specs())

@@ -56,10 +56,11 @@ def test_bytes_are_conserved(spec: dict, policy: str) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=core_specs(), policy=st.sampled_from(["minrtt", "rr"]))
 def test_no_block_completes_before_it_could(spec: dict, policy: str) -> None:
-    """completion >= arrival + smallest one-way delay + size / (sum of the peak rates)."""
+    """completion >= arrival + smallest one-way delay (also over delay steps) + size / (sum
+    of the peak rates)."""
     out = run_core(spec, policy)
     b = spec["blocks"]
-    min_delay = min(p["fwd_delay_ns"] for p in spec["paths"])
+    min_delay = min(min([p["fwd_delay_ns"], *p.get("fwd_delay_step_ns", [])]) for p in spec["paths"])
     links = {p["link"] for p in spec["paths"]}
     peak_sum = sum(int(spec["links"][k]["bw_rate_bps"].max()) for k in links)
     done = out["completion_ns"] >= 0

@@ -303,7 +303,7 @@ static const char *const RECEIVERS[2] = {"block", "in_order"};
 
 /* Buffers acquired while a Sim is built, released together. */
 typedef struct {
-    Py_buffer bufs[2 * MPS_MAX_LINKS + 5];
+    Py_buffer bufs[2 * MPS_MAX_LINKS + 5 * MPS_MAX_SUBFLOWS + 5];
     int n;
 } buffer_pool;
 
@@ -340,7 +340,74 @@ static int parse_link(PyObject *ld, int l, buffer_pool *pool, mps_link_config *l
     return 0;
 }
 
-static int parse_subflow(PyObject *pd, const char *what, int j, int cross, mps_subflow_config *pc) {
+/* The optional delay dynamics of a subflow (docs/model.md 4 and 6): delay steps (three
+ * arrays, all or none) and jitter bounds (0 when absent). */
+static int parse_delay_dynamics(PyObject *pd, const char *ctx, buffer_pool *pool, mps_subflow_config *pc) {
+    static const char *const names[3] = {"delay_start_ns", "fwd_delay_step_ns", "rev_delay_step_ns"};
+    pc->fwd_jitter_ns = pc->rev_jitter_ns = 0;
+    if ((PyDict_GetItemString(pd, "fwd_jitter_ns") && get_int64(pd, "fwd_jitter_ns", ctx, &pc->fwd_jitter_ns)) ||
+        (PyDict_GetItemString(pd, "rev_jitter_ns") && get_int64(pd, "rev_jitter_ns", ctx, &pc->rev_jitter_ns)))
+        return -1;
+    PyObject *arrays[3];
+    int given = 0;
+    for (int k = 0; k < 3; k++) given += (arrays[k] = PyDict_GetItemString(pd, names[k])) != NULL;
+    pc->delay_n = 0;
+    if (given == 0) return 0;
+    if (given != 3) {
+        PyErr_Format(PyExc_KeyError, "%s: delay_start_ns, fwd_delay_step_ns and rev_delay_step_ns go together", ctx);
+        return -1;
+    }
+    Py_ssize_t shape[1] = {-1};
+    const int64_t *ptrs[3];
+    for (int k = 0; k < 3; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s.%s", ctx, names[k]);
+        if (get_array(arrays[k], 'q', 1, shape, 0, what, &pool->bufs[pool->n]) != 0) return -1;
+        shape[0] = pool->bufs[pool->n].shape[0];
+        ptrs[k] = (const int64_t *)pool->bufs[pool->n].buf;
+        pool->n++;
+    }
+    if (shape[0] > MPS_MAX_DELAY_STEPS) {
+        PyErr_Format(PyExc_ValueError, "%s.delay_start_ns: %zd delay steps; at most %d are supported", ctx, shape[0],
+                     MPS_MAX_DELAY_STEPS);
+        return -1;
+    }
+    pc->delay_n = (int32_t)shape[0];
+    pc->delay_start_ns = ptrs[0];
+    pc->fwd_delay_step_ns = ptrs[1];
+    pc->rev_delay_step_ns = ptrs[2];
+    return 0;
+}
+
+/* The optional outages of a subflow (docs/model.md 4 and 6): two arrays, both or none. */
+static int parse_outages(PyObject *pd, const char *ctx, buffer_pool *pool, mps_subflow_config *pc) {
+    PyObject *starts = PyDict_GetItemString(pd, "down_start_ns"), *ends = PyDict_GetItemString(pd, "down_end_ns");
+    pc->down_n = 0;
+    if (!starts && !ends) return 0;
+    if (!starts || !ends) {
+        PyErr_Format(PyExc_KeyError, "%s: down_start_ns and down_end_ns go together", ctx);
+        return -1;
+    }
+    char what[64];
+    Py_ssize_t shape[1] = {-1};
+    snprintf(what, sizeof what, "%s.down_start_ns", ctx);
+    if (get_array(starts, 'q', 1, shape, 0, what, &pool->bufs[pool->n]) != 0) return -1;
+    shape[0] = pool->bufs[pool->n].shape[0];
+    pc->down_start_ns = (const int64_t *)pool->bufs[pool->n++].buf;
+    snprintf(what, sizeof what, "%s.down_end_ns", ctx);
+    if (get_array(ends, 'q', 1, shape, 0, what, &pool->bufs[pool->n]) != 0) return -1;
+    pc->down_end_ns = (const int64_t *)pool->bufs[pool->n++].buf;
+    if (shape[0] > MPS_MAX_OUTAGES) {
+        PyErr_Format(PyExc_ValueError, "%s.down_start_ns: %zd outages; at most %d are supported", ctx, shape[0],
+                     MPS_MAX_OUTAGES);
+        return -1;
+    }
+    pc->down_n = (int32_t)shape[0];
+    return 0;
+}
+
+static int parse_subflow(PyObject *pd, const char *what, int j, int cross, buffer_pool *pool,
+                         mps_subflow_config *pc) {
     char ctx[32];
     snprintf(ctx, sizeof ctx, "%s[%d]", what, j);
     if (!PyDict_Check(pd)) {
@@ -364,6 +431,10 @@ static int parse_subflow(PyObject *pd, const char *what, int j, int cross, mps_s
     if (PyDict_GetItemString(pd, "fast_recovery") &&
         parse_name(pd, ctx, "fast_recovery", FAST_RECOVERIES, 2, &pc->fast_recovery))
         return -1;
+    if (parse_delay_dynamics(pd, ctx, pool, pc) != 0 || parse_outages(pd, ctx, pool, pc) != 0) return -1;
+    PyObject *backup = PyDict_GetItemString(pd, "backup"); /* optional: false */
+    pc->backup = backup ? PyObject_IsTrue(backup) : 0;
+    if (pc->backup < 0) return -1;
     if (link < 0 || link >= MPS_MAX_LINKS) {
         PyErr_Format(PyExc_ValueError, "%s.link: %lld is not a link index", ctx, (long long)link);
         return -1;
@@ -453,9 +524,10 @@ static int Sim_init(PyObject *obj, PyObject *args, PyObject *kwds) {
     for (Py_ssize_t l = 0; l < n_links; l++)
         if (parse_link(PySequence_Fast_GET_ITEM(links, l), (int)l, &pool, &cfg.links[l]) != 0) goto done;
     for (Py_ssize_t j = 0; j < n_paths; j++)
-        if (parse_subflow(PySequence_Fast_GET_ITEM(paths, j), "paths", (int)j, 0, &cfg.subflows[j]) != 0) goto done;
+        if (parse_subflow(PySequence_Fast_GET_ITEM(paths, j), "paths", (int)j, 0, &pool, &cfg.subflows[j]) != 0) goto done;
     for (Py_ssize_t x = 0; x < n_cross; x++)
-        if (parse_subflow(PySequence_Fast_GET_ITEM(cross, x), "cross", (int)x, 1, &cfg.subflows[n_paths + x]) != 0)
+        if (parse_subflow(PySequence_Fast_GET_ITEM(cross, x), "cross", (int)x, 1, &pool,
+                          &cfg.subflows[n_paths + x]) != 0)
             goto done;
     {
         static const char *names[5] = {"arrival_ns", "size_bytes", "deadline_ns", "priority", "weight"};
@@ -773,6 +845,10 @@ static const view_desc VIEWS[] = {
     VP("delivered_bytes", delivered_bytes, "q"),
     VP("dropped_bytes", dropped_bytes, "q"),
     VP("loss_bursts", loss_bursts, "q"),
+    VP("outage_losses", outage_losses, "q"),
+    VP("outage_ack_losses", outage_ack_losses, "q"),
+    VP("rto_streak", rto_streak, "q"),
+    VP("backup", backup, "?"),
     VQ("piece_arrival_ns", piece_arrival_ns, "q", 8),
     VQ("piece_delivery_ns", piece_delivery_ns, "q", 8),
     VQ("piece_first_send_ns", piece_first_send_ns, "q", 8),
@@ -995,7 +1071,8 @@ static PyMethodDef Sim_methods[] = {
     {"hold_future", (PyCFunction)(void (*)(void))Sim_hold_future, METH_VARARGS | METH_KEYWORDS,
      "hold_future(rates_bps, seed, *, arrivals=False): a what-if for look-ahead on a clone: from now each link "
      "serves at the sum of its paths' rates_bps, no further block arrives (unless arrivals: the application "
-     "announced them), cross flows stop and the random streams restart from seed."},
+     "announced them), cross flows stop, each path's delays stay as they are now (its jitter goes on), no "
+     "outage comes and the random streams restart from seed."},
     {"take_reward", Sim_take_reward, METH_NOARGS, "Weight completed on time since the last call."},
     {"sendable", Sim_sendable, METH_O, "sendable(out): write sendable block indices into an int32 array."},
     {"view", Sim_view, METH_O, "view(name): read-only buffer over a block or path array."},

@@ -150,6 +150,41 @@ static int check_subflow(const mps_config *c, const mps_subflow_config *p, const
     CHECK(p->ring_capacity >= 16 && p->ring_capacity <= (INT64_C(1) << 24) &&
               (p->ring_capacity & (p->ring_capacity - 1)) == 0,
           "%s[%d].ring_capacity: %lld must be a power of two in [16, 2^24]", what, j, (long long)p->ring_capacity);
+    CHECK(p->fwd_jitter_ns >= 0 && p->fwd_jitter_ns <= MPS_MAX_DELAY_NS,
+          "%s[%d].fwd_jitter_ns: %lld is outside [0, 2^50]", what, j, (long long)p->fwd_jitter_ns);
+    CHECK(p->rev_jitter_ns >= 0 && p->rev_jitter_ns <= MPS_MAX_DELAY_NS,
+          "%s[%d].rev_jitter_ns: %lld is outside [0, 2^50]", what, j, (long long)p->rev_jitter_ns);
+    CHECK(p->delay_n >= 0 && p->delay_n <= MPS_MAX_DELAY_STEPS,
+          "%s[%d].delay_start_ns: %d delay steps; at most %d are supported", what, j, p->delay_n,
+          MPS_MAX_DELAY_STEPS);
+    CHECK(p->delay_n == 0 || (p->delay_start_ns && p->fwd_delay_step_ns && p->rev_delay_step_ns),
+          "%s[%d]: delay steps without their arrays", what, j);
+    for (int32_t k = 0; k < p->delay_n; k++) {
+        const int64_t prev = k > 0 ? p->delay_start_ns[k - 1] : 0;
+        CHECK(p->delay_start_ns[k] > prev && p->delay_start_ns[k] <= MPS_MAX_TIME_NS,
+              "%s[%d].delay_start_ns[%d]: %lld must be greater than %lld (the steps start after 0 and increase "
+              "strictly)",
+              what, j, k, (long long)p->delay_start_ns[k], (long long)prev);
+        CHECK(p->fwd_delay_step_ns[k] >= 0 && p->fwd_delay_step_ns[k] <= MPS_MAX_DELAY_NS,
+              "%s[%d].fwd_delay_step_ns[%d]: %lld is outside [0, 2^50]", what, j, k,
+              (long long)p->fwd_delay_step_ns[k]);
+        CHECK(p->rev_delay_step_ns[k] >= 0 && p->rev_delay_step_ns[k] <= MPS_MAX_DELAY_NS,
+              "%s[%d].rev_delay_step_ns[%d]: %lld is outside [0, 2^50]", what, j, k,
+              (long long)p->rev_delay_step_ns[k]);
+    }
+    CHECK(p->down_n >= 0 && p->down_n <= MPS_MAX_OUTAGES, "%s[%d].down_start_ns: %d outages; at most %d are supported",
+          what, j, p->down_n, MPS_MAX_OUTAGES);
+    CHECK(p->down_n == 0 || (p->down_start_ns && p->down_end_ns), "%s[%d]: outages without their arrays", what, j);
+    for (int32_t k = 0; k < p->down_n; k++) {
+        const int64_t a = p->down_start_ns[k], b = p->down_end_ns[k];
+        CHECK(a >= 0 && a < b && b <= MPS_MAX_TIME_NS,
+              "%s[%d]: outage %d [%lld, %lld) must satisfy 0 <= down_start_ns < down_end_ns <= 2^62", what, j, k,
+              (long long)a, (long long)b);
+        CHECK(k == 0 || a > p->down_end_ns[k - 1],
+              "%s[%d].down_start_ns[%d]: %lld must be after the previous outage's end %lld (outages are in order "
+              "and do not touch)",
+              what, j, k, (long long)a, (long long)p->down_end_ns[k - 1]);
+    }
     return 0;
 }
 
@@ -189,6 +224,7 @@ int mps_config_check(const mps_config *c, char *err, size_t errlen) {
         if (check_subflow(c, p, "cross", x, err, errlen) != 0) return -1;
         CHECK(p->cc != MPS_CC_IDEAL && p->cc != MPS_CC_LIA && p->cc != MPS_CC_OLIA,
               "cross[%d].cc: a cross flow needs an uncoupled window-based controller (newreno or cubic)", x);
+        CHECK(!p->backup, "cross[%d].backup: only paths can be backups", x);
         CHECK(p->start_ns >= 0 && p->start_ns <= p->stop_ns && p->stop_ns <= MPS_MAX_TIME_NS,
               "cross[%d]: start_ns %lld and stop_ns %lld must satisfy 0 <= start <= stop <= 2^62", x,
               (long long)p->start_ns, (long long)p->stop_ns);
@@ -255,6 +291,21 @@ static void next_rate_change(mps_link *k) {
     }
 }
 
+/* The subflow's one-way delays at time t (4): the last step started at or before t, the
+ * configured delays before the first. */
+static void delays_at(const mps_path *p, int64_t t, int64_t *fwd, int64_t *rev) {
+    int32_t lo = 0, hi = p->delay_n; /* steps [0, lo) start at or before t, [hi, n) after it */
+    while (lo < hi) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        if (p->delay_start_ns[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *fwd = lo > 0 ? p->fwd_delay_step_ns[lo - 1] : p->fwd_delay_ns;
+    *rev = lo > 0 ? p->rev_delay_step_ns[lo - 1] : p->rev_delay_ns;
+}
+
 void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, int keep_arrivals) {
     int64_t rate[MPS_MAX_LINKS] = {0};
     for (int j = 0; j < s->n_paths; j++) { /* a shared link: the sum of its paths' rates */
@@ -277,7 +328,14 @@ void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, in
         const int64_t stop = s->now > p->start_ns ? s->now : p->start_ns;
         if (p->stop_ns > stop) p->stop_ns = stop;
     }
-    for (int j = 0; j < s->n_paths + s->n_cross; j++) mps_rng_seed(s->paths[j].rng, seed, j);
+    for (int j = 0; j < s->n_paths + s->n_cross; j++) {
+        mps_path *p = &s->paths[j];
+        delays_at(p, s->now, &p->fwd_delay_ns, &p->rev_delay_ns); /* held from now on */
+        p->delay_n = 0;
+        p->down_n = 0; /* no outage the sender could foresee */
+        mps_rng_seed(p->rng, seed, j);
+        mps_rng_seed(p->jitter_rng, seed, j + MPS_JITTER_STREAM);
+    }
 }
 
 /* Sorts block indices by (deadline, index) with a bottom-up merge sort, so that the
@@ -343,6 +401,14 @@ static size_t lay_out(mps_sim *s, char *base) {
         CARVE(k->queue.buf, k->queue.cap);
         CARVE(k->bw_start_ns, k->bw_n);
         CARVE(k->bw_rate_bps, k->bw_n);
+    }
+    for (int j = 0; j < s->n_subflows; j++) {
+        mps_path *p = &s->paths[j];
+        CARVE(p->delay_start_ns, p->delay_n);
+        CARVE(p->fwd_delay_step_ns, p->delay_n);
+        CARVE(p->rev_delay_step_ns, p->delay_n);
+        CARVE(p->down_start_ns, p->down_n);
+        CARVE(p->down_end_ns, p->down_n);
     }
     CARVE(s->new_set.bits, w);
     CARVE(s->new_set.dl_bits, w);
@@ -425,11 +491,20 @@ mps_sim *mps_sim_create(const mps_config *c) {
         const mps_subflow_config *pc = &c->subflows[j];
         mps_path *p = &shape->paths[j];
         const int64_t rate = peak[pc->link];
-        const int64_t rtt_lane = lane_estimate(rate, pc->fwd_delay_ns + pc->rev_delay_ns, pkt_bytes);
+        int64_t fwd = pc->fwd_delay_ns, rev = pc->rev_delay_ns; /* the longest delays, for the lanes' size */
+        for (int32_t k = 0; k < pc->delay_n; k++) {
+            if (pc->fwd_delay_step_ns[k] > fwd) fwd = pc->fwd_delay_step_ns[k];
+            if (pc->rev_delay_step_ns[k] > rev) rev = pc->rev_delay_step_ns[k];
+        }
+        fwd += pc->fwd_jitter_ns;
+        rev += pc->rev_jitter_ns;
+        p->delay_n = pc->delay_n;
+        p->down_n = pc->down_n;
+        const int64_t rtt_lane = lane_estimate(rate, fwd + rev, pkt_bytes);
         const int lossy = pc->loss_threshold > 0 || pc->loss_model == MPS_LOSS_GILBERT_ELLIOTT;
         p->window_based = mps_cc_table[pc->cc]->window_based;
         p->ring_mask = pc->ring_capacity - 1;
-        lane_init(&p->recvq, lane_estimate(rate, pc->fwd_delay_ns, pkt_bytes));
+        lane_init(&p->recvq, lane_estimate(rate, fwd, pkt_bytes));
         lane_init(&p->ackq, rtt_lane);
         lane_init(&p->nackq, lossy && !p->window_based ? rtt_lane : 16);
     }
@@ -496,11 +571,25 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->ge_bad_loss_threshold = pc->ge_bad_loss_threshold;
         p->cc = pc->cc;
         p->prr = (uint8_t)pc->fast_recovery;
+        p->backup = (uint8_t)(pc->backup != 0);
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
         p->start_ns = pc->start_ns;
         p->stop_ns = pc->stop_ns;
+        p->fwd_jitter_ns = pc->fwd_jitter_ns;
+        p->rev_jitter_ns = pc->rev_jitter_ns;
+        const size_t steps = (size_t)pc->delay_n * sizeof(int64_t);
+        if (steps) {
+            memcpy(p->delay_start_ns, pc->delay_start_ns, steps);
+            memcpy(p->fwd_delay_step_ns, pc->fwd_delay_step_ns, steps);
+            memcpy(p->rev_delay_step_ns, pc->rev_delay_step_ns, steps);
+        }
+        const size_t outages = (size_t)pc->down_n * sizeof(int64_t);
+        if (outages) {
+            memcpy(p->down_start_ns, pc->down_start_ns, outages);
+            memcpy(p->down_end_ns, pc->down_end_ns, outages);
+        }
     }
     mps_sim_reset(s, c->seed);
     return s;
@@ -554,7 +643,15 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
         c->links[l].bw_start_ns = (int64_t *)((char *)c->links[l].bw_start_ns + shift);
         c->links[l].bw_rate_bps = (int64_t *)((char *)c->links[l].bw_rate_bps + shift);
     }
-    for (int j = 0; j < s->n_subflows; j++) c->paths[j].ring = (mps_rec *)((char *)c->paths[j].ring + shift);
+    for (int j = 0; j < s->n_subflows; j++) {
+        mps_path *p = &c->paths[j];
+        p->ring = (mps_rec *)((char *)p->ring + shift);
+        p->delay_start_ns = (int64_t *)((char *)p->delay_start_ns + shift);
+        p->fwd_delay_step_ns = (int64_t *)((char *)p->fwd_delay_step_ns + shift);
+        p->rev_delay_step_ns = (int64_t *)((char *)p->rev_delay_step_ns + shift);
+        p->down_start_ns = (int64_t *)((char *)p->down_start_ns + shift);
+        p->down_end_ns = (int64_t *)((char *)p->down_end_ns + shift);
+    }
     mps_fifo *src_lanes[MPS_MAX_LANES], *dst_lanes[MPS_MAX_LANES];
     const int m = lanes_of((mps_sim *)s, src_lanes);
     lanes_of(c, dst_lanes);
@@ -657,6 +754,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     for (int j = 0; j < s->n_subflows; j++) {
         mps_path *p = &s->paths[j];
         mps_rng_seed(p->rng, seed, j);
+        mps_rng_seed(p->jitter_rng, seed, j + MPS_JITTER_STREAM);
         fifo_clear(&p->recvq);
         fifo_clear(&p->ackq);
         fifo_clear(&p->nackq);
@@ -676,6 +774,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->ge_bad = 0;
         p->last_lost = 0;
         p->loss_bursts = 0;
+        p->outage_losses = p->outage_ack_losses = p->rto_streak = 0;
         p->last_send_ns = -1;
         p->packets_sent = p->bytes_sent = p->retransmissions = 0;
         p->queue_drops = p->random_losses = p->declared_lost = 0;
@@ -1006,6 +1105,40 @@ static int packet_lost(mps_path *p) {
     return draw_below(p, p->ge_bad ? p->ge_bad_loss_threshold : p->loss_threshold);
 }
 
+/* A draw in [0, jitter] from the subflow's jitter stream (4, 6); no draw when it is 0. */
+static inline int64_t jitter_draw(mps_path *p, int64_t jitter) {
+    if (jitter == 0) return 0;
+    return (int64_t)(((unsigned __int128)mps_rng_next(p->jitter_rng) * (uint64_t)(jitter + 1)) >> 64);
+}
+
+/* t, or the time of lane f's last packet if that is later: a lane never lets a packet
+ * overtake the one before it (4, 6). */
+static inline int64_t in_order(const mps_fifo *f, int64_t t) {
+    if (fifo_count(f) > 0) {
+        const int64_t last = f->buf[(f->tail - 1) & (f->cap - 1)].t;
+        if (t < last) return last;
+    }
+    return t;
+}
+
+static inline void push_at(mps_sim *s, mps_fifo *f, mps_pkt *pk, int64_t t) {
+    pk->t = t;
+    fifo_push(s, f, pk);
+}
+
+/* Whether the subflow is down at some moment of [from, to] (4, 6). */
+static int down_during(const mps_path *p, int64_t from, int64_t to) {
+    int32_t lo = 0, hi = p->down_n; /* the first outage that ends after from */
+    while (lo < hi) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        if (p->down_end_ns[mid] > from)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo < p->down_n && p->down_start_ns[lo] <= to;
+}
+
 static int busy_link(const mps_link *k) { return k->done_ns != MPS_NEVER || fifo_count(&k->queue) > 0; }
 
 static void on_link_done(mps_sim *s, int l, int64_t t) {
@@ -1016,17 +1149,25 @@ static void on_link_done(mps_sim *s, int l, int64_t t) {
     const int lost = packet_lost(p);
     p->loss_bursts += lost && !p->last_lost;
     p->last_lost = (uint8_t)lost;
+    int64_t fwd = p->fwd_delay_ns, rev = p->rev_delay_ns;
+    if (p->delay_n) delays_at(p, t, &fwd, &rev);
+    int64_t arrive = 0;
+    int down = 0;
     if (lost) {
         p->random_losses++;
+    } else {
+        arrive = in_order(&p->recvq, t + fwd + jitter_draw(p, p->fwd_jitter_ns));
+        down = p->down_n && down_during(p, t, arrive);
+        p->outage_losses += down;
+    }
+    if (lost || down) {
         p->dropped_bytes += pk.size;
         if (!p->window_based) { /* 7.6: negative acknowledgement */
-            pk.t = t + p->fwd_delay_ns + p->rev_delay_ns;
             pk.nack = 1;
-            fifo_push(s, &p->nackq, &pk);
+            push_at(s, &p->nackq, &pk, in_order(&p->nackq, t + fwd + rev));
         }
     } else {
-        pk.t = t + p->fwd_delay_ns;
-        fifo_push(s, &p->recvq, &pk);
+        push_at(s, &p->recvq, &pk, arrive);
     }
     if (fifo_count(&k->queue) > 0) {
         const int64_t wire = (int64_t)fifo_front(&k->queue)->size + s->header;
@@ -1103,17 +1244,31 @@ static void on_receive(mps_sim *s, mps_path *p, int64_t t) {
         }
         pk.data_ack = s->rcv_nxt;
     }
-    pk.t = t + p->rev_delay_ns;
-    fifo_push(s, &p->ackq, &pk);
+    int64_t fwd = p->fwd_delay_ns, rev = p->rev_delay_ns;
+    if (p->delay_n) delays_at(p, t, &fwd, &rev);
+    const int64_t back = in_order(&p->ackq, t + rev + jitter_draw(p, p->rev_jitter_ns));
+    if (p->window_based && p->down_n && down_during(p, t, back)) { /* 6: lost to an outage */
+        p->outage_ack_losses++;
+        return;
+    }
+    push_at(s, &p->ackq, &pk, back);
 }
 
 /* ------------------------------------------------------------------------- */
 /* Sender (7)                                                                */
 /* ------------------------------------------------------------------------- */
 
+/* Whether every path that is not a backup is potentially failed (7, "ready"). */
+static int primaries_failed(const mps_sim *s) {
+    for (int i = 0; i < s->n_paths; i++)
+        if (!s->paths[i].backup && s->paths[i].rto_streak == 0) return 0;
+    return 1;
+}
+
 static int subflow_ready(const mps_sim *s, const mps_path *p) {
     if (p->next_pn - p->oldest_pn > p->ring_mask) return 0; /* ring full */
     if (p->is_cross && (s->now < p->start_ns || s->now >= p->stop_ns)) return 0;
+    if (p->backup && !primaries_failed(s)) return 0;
     if (!p->window_based) return !busy_link(&s->links[p->link]); /* ideal: the link is idle */
     return p->inflight_bytes + s->mss <= p->cwnd_bytes;
 }
@@ -1282,7 +1437,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     mps_path *p = &s->paths[j];
     const mps_cc_ops *cc = mps_cc_table[p->cc];
     /* The acknowledgement lane of an ideal path merges positive and negative
-     * acknowledgements by time; they never tie (service times are >= 1 ns). */
+     * acknowledgements by time, the positive one first at equal times (8). */
     mps_fifo *lane = p->nackq.head_t < p->ackq.head_t ? &p->nackq : &p->ackq;
     mps_pkt pk = *fifo_front(lane);
     fifo_pop(lane);
@@ -1302,6 +1457,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     if (newly) {
         p->inflight_bytes -= pk.size;
         if (b >= 0) add_inflight(s, b, j, -pk.size);
+        p->rto_streak = 0;
     }
     /* 2 */
     if (b >= 0) {
@@ -1408,6 +1564,7 @@ static void on_rto(mps_sim *s, int j) {
     p->oldest_pn = p->next_pn;
     p->scan_pn = p->next_pn;
     p->rto_count++;
+    p->rto_streak++;
 }
 
 /* ------------------------------------------------------------------------- */

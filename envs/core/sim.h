@@ -31,6 +31,11 @@
 #define MPS_MAX_DELAY_NS (INT64_C(1) << 50)
 #define MPS_RTO_GRANULARITY_NS INT64_C(1000000)
 #define MPS_PROB_ONE (UINT64_C(1) << 53)
+/* Most delay steps, and most outages, of one subflow (4). */
+#define MPS_MAX_DELAY_STEPS (1 << 20)
+#define MPS_MAX_OUTAGES (1 << 20)
+/* Subflow j's jitter stream is the stream of number j + MPS_JITTER_STREAM (5). */
+#define MPS_JITTER_STREAM 64
 
 enum mps_cc_kind {
     MPS_CC_IDEAL = 0,
@@ -102,6 +107,18 @@ typedef struct {
     int32_t fast_recovery; /* enum mps_fast_recovery */
     int64_t ring_capacity; /* power of two: most unresolved packets of this subflow */
     int64_t start_ns, stop_ns; /* cross flows only: they send in [start, stop) */
+    /* delay dynamics (4, 6): from delay_start_ns[k] on, the one-way delays are the k-th
+     * steps (fwd_delay_ns/rev_delay_ns before the first); each packet adds a jitter draw */
+    int32_t delay_n;
+    const int64_t *delay_start_ns; /* copied by mps_sim_create */
+    const int64_t *fwd_delay_step_ns;
+    const int64_t *rev_delay_step_ns;
+    int64_t fwd_jitter_ns, rev_jitter_ns;
+    /* outages (4, 6): the subflow is down in [down_start_ns[k], down_end_ns[k]) */
+    int32_t down_n;
+    const int64_t *down_start_ns; /* copied by mps_sim_create */
+    const int64_t *down_end_ns;
+    int32_t backup; /* paths only: ready only while every other path is potentially failed (7) */
 } mps_subflow_config;
 
 typedef struct {
@@ -206,6 +223,7 @@ typedef struct {
     uint8_t ge_bad; /* Gilbert-Elliott state */
     uint8_t last_lost; /* whether the subflow's previous packet off the link was lost */
     uint8_t prr; /* fast recovery by RFC 6937 (enum mps_fast_recovery) */
+    uint8_t backup; /* a backup path (7, "ready") */
     int64_t last_send_ns;
     /* what policies read as the path's rate (10): written when a decision is pending */
     int64_t link_rate_bps; /* the link's bandwidth now */
@@ -221,14 +239,24 @@ typedef struct {
     int64_t packets_sent, bytes_sent, retransmissions, queue_drops, random_losses;
     int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes, dropped_bytes;
     int64_t loss_bursts; /* maximal runs of consecutive randomly lost packets */
+    int64_t outage_losses, outage_ack_losses; /* packets and acknowledgements lost to outages (4, 6) */
+    int64_t rto_streak; /* timeouts since the last newly acknowledged packet (7.5) */
     /* configuration */
     int64_t fwd_delay_ns, rev_delay_ns;
     int32_t loss_model;
     uint64_t loss_threshold, ge_p_threshold, ge_r_threshold, ge_bad_loss_threshold;
     int64_t initial_cwnd_bytes, min_rto_ns, max_rto_ns;
     int64_t start_ns, stop_ns;
-    /* random stream (5) */
+    /* delay dynamics (4, 6) */
+    int32_t delay_n;
+    int64_t *delay_start_ns, *fwd_delay_step_ns, *rev_delay_step_ns;
+    int64_t fwd_jitter_ns, rev_jitter_ns;
+    /* outages (4, 6) */
+    int32_t down_n;
+    int64_t *down_start_ns, *down_end_ns;
+    /* random streams (5): losses, and the jitter of delays */
     uint64_t rng[4];
+    uint64_t jitter_rng[4];
 } mps_path;
 
 /* The sender's and receiver's state of a block: one cache line. Cold per-block data
@@ -396,7 +424,9 @@ int mps_run_until(mps_sim *s, mps_policy *policy, int64_t until_ns);
  * is only what the sender knows. Each link serves at the sum of path_rate_bps over the
  * paths that cross it (the packet in service finishes as scheduled), blocks that have
  * not arrived never do (unless keep_arrivals: the application announced them), cross
- * flows send no more, and each path's random stream restarts from seed. The held
+ * flows send no more, each subflow's delays stay at their values now (no further delay
+ * step; its jitter goes on), outages are forgotten (the sender cannot foresee them), and
+ * each subflow's random streams restart from seed. The held
  * schedules replace the links' own for good: a reset of this simulation replays the
  * episode on them, so hold a clone, never the original. */
 void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, int keep_arrivals);

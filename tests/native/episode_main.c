@@ -58,14 +58,36 @@ static int read_schedule(FILE *f, mps_link_config *k) {
 }
 
 static int read_subflow(FILE *f, mps_subflow_config *p) {
-    int64_t link, loss_model, cc, fast_recovery;
+    int64_t link, loss_model, cc, fast_recovery, delay_n, down_n, backup;
     if (read_i64(f, &link) || read_i64(f, &p->fwd_delay_ns) || read_i64(f, &p->rev_delay_ns) ||
         read_i64(f, &loss_model) || read_u64(f, &p->loss_threshold) || read_u64(f, &p->ge_p_threshold) ||
         read_u64(f, &p->ge_r_threshold) || read_u64(f, &p->ge_bad_loss_threshold) || read_i64(f, &cc) ||
         read_i64(f, &p->initial_cwnd_bytes) || read_i64(f, &p->min_rto_ns) || read_i64(f, &p->max_rto_ns) ||
         read_i64(f, &p->ring_capacity) || read_i64(f, &p->start_ns) || read_i64(f, &p->stop_ns) ||
-        read_i64(f, &fast_recovery))
+        read_i64(f, &fast_recovery) || read_i64(f, &p->fwd_jitter_ns) || read_i64(f, &p->rev_jitter_ns) ||
+        read_i64(f, &delay_n) || delay_n < 0 || delay_n > MPS_MAX_DELAY_STEPS || read_i64(f, &down_n) ||
+        down_n < 0 || down_n > MPS_MAX_OUTAGES || read_i64(f, &backup))
         return -1;
+    p->backup = (int32_t)backup;
+    p->delay_n = (int32_t)delay_n;
+    int64_t *steps[3];
+    const int64_t **fields[3] = {&p->delay_start_ns, &p->fwd_delay_step_ns, &p->rev_delay_step_ns};
+    for (int k = 0; k < 3; k++) { /* owned by the config from here on: free_config frees them */
+        *fields[k] = steps[k] = malloc((size_t)(delay_n > 0 ? delay_n : 1) * sizeof(int64_t));
+        if (!steps[k]) return -1;
+    }
+    for (int k = 0; k < 3; k++)
+        for (int64_t i = 0; i < delay_n; i++)
+            if (read_i64(f, &steps[k][i])) return -1;
+    p->down_n = (int32_t)down_n;
+    int64_t *outages[2];
+    const int64_t **outage_fields[2] = {&p->down_start_ns, &p->down_end_ns};
+    for (int k = 0; k < 2; k++) {
+        *outage_fields[k] = outages[k] = malloc((size_t)(down_n > 0 ? down_n : 1) * sizeof(int64_t));
+        if (!outages[k]) return -1;
+        for (int64_t i = 0; i < down_n; i++)
+            if (read_i64(f, &outages[k][i])) return -1;
+    }
     p->link = (int32_t)link;
     p->fast_recovery = (int32_t)fast_recovery;
     p->loss_model = (int32_t)loss_model;
@@ -128,6 +150,13 @@ static void free_config(mps_config *c) {
     for (int l = 0; l < MPS_MAX_LINKS; l++) {
         free((void *)c->links[l].bw_start_ns);
         free((void *)c->links[l].bw_rate_bps);
+    }
+    for (int j = 0; j < MPS_MAX_SUBFLOWS; j++) {
+        free((void *)c->subflows[j].delay_start_ns);
+        free((void *)c->subflows[j].fwd_delay_step_ns);
+        free((void *)c->subflows[j].rev_delay_step_ns);
+        free((void *)c->subflows[j].down_start_ns);
+        free((void *)c->subflows[j].down_end_ns);
     }
     free((void *)c->arrival_ns);
     free((void *)c->size_bytes);
