@@ -169,6 +169,10 @@ class Episode:
                 d.update(spec.outages.core_fields(sc.base_dir, self.end_ns))
             if spec.backup:
                 d["backup"] = True
+            if spec.start_s:
+                d["start_ns"] = int(round(spec.start_s * _NS_PER_S))
+            if spec.stop_s is not None:
+                d["stop_ns"] = int(round(spec.stop_s * _NS_PER_S))
         cross = []
         for c, k, r in zip(sc.cross_traffic, self.cross_links, self.ring_capacities[P:]):
             d = subflow(c, k, r)

@@ -338,6 +338,12 @@ class PathSpec:
         A backup path (MPTCP's B flag): the sender uses it only while every other path is
         potentially failed, i.e. timed out with nothing acknowledged since
         (docs/model.md section 7).
+    start_s : float
+        When the path joins the connection (0: from the start); a later start is a path
+        added mid-episode.
+    stop_s : float or None
+        When the sender stops using it (None: never): a path removed mid-episode, whose
+        packets in flight are still acknowledged or time out.
     """
 
     name: str
@@ -351,8 +357,11 @@ class PathSpec:
     delay: DelaySpec | None = None
     outages: OutageSpec | None = None
     backup: bool = False
+    start_s: float = 0.0
+    stop_s: float | None = None
 
-    KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup") + DELAY_KEYS + QUEUE_KEYS
+    KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup", "start_s", "stop_s") + \
+        DELAY_KEYS + QUEUE_KEYS
 
     @property
     def rtt_s(self) -> float:
@@ -371,8 +380,11 @@ class PathSpec:
         cc = check_choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
         outages = OutageSpec.from_value(d["outages"], f"{where}.outages", base_dir) if "outages" in d else None
         backup = check_bool(d.get("backup", False), f"{where}.backup")
+        start = check_number(d.get("start_s", 0.0), f"{where}.start_s", lo=0.0, hi=4.6e9)
+        stop_raw = d.get("stop_s")
+        stop = None if stop_raw is None else check_number(stop_raw, f"{where}.stop_s", lo=start, hi=4.6e9)
         return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link, delay_spec(d, where, base_dir), outages,
-                   backup)
+                   backup, start, stop)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name}
@@ -393,6 +405,10 @@ class PathSpec:
             d["outages"] = self.outages.to_value()
         if self.backup:
             d["backup"] = True
+        if self.start_s:
+            d["start_s"] = self.start_s
+        if self.stop_s is not None:
+            d["stop_s"] = self.stop_s
         return d
 
 

@@ -472,10 +472,15 @@ class Subflow:
         self.min_rto_ns = int(cfg["min_rto_ns"])
         self.max_rto_ns = int(cfg["max_rto_ns"])
         self.ring_capacity = int(cfg["ring_capacity"])
+        # §1: a cross flow sends in [start_ns, stop_ns); a path too, from 0 for ever unless
+        # given. §8 start lane: one event at start_ns, except for a path that starts at 0.
         if cross:
             self.start_ns = int(cfg["start_ns"])
             self.stop_ns = int(cfg["stop_ns"])
-            self.start_pending = True  # §8 start lane: one event at start_ns
+        else:
+            self.start_ns = int(cfg.get("start_ns", 0))
+            self.stop_ns = int(cfg.get("stop_ns", 1 << 62))
+        self.start_pending = cross or self.start_ns > 0
         self.rng = Xoshiro256ss.for_subflow(seed, j)
         # §4, §6 delay dynamics: delay steps (times after 0, increasing) and jitter bounds.
         self.delay_starts = [int(x) for x in cfg.get("delay_start_ns", ())]
@@ -555,11 +560,11 @@ class Subflow:
         self.delivered_bytes = 0
 
     def ready(self, t: int) -> bool:
-        # §7 "ready": fewer than ring_capacity unresolved records, and per cc; a cross
-        # flow only in [start_ns, stop_ns).
+        # §7 "ready": fewer than ring_capacity unresolved records, and per cc; only in
+        # [start_ns, stop_ns).
         if len(self.records) >= self.ring_capacity:
             return False
-        if self.cross and not self.start_ns <= t < self.stop_ns:
+        if not self.start_ns <= t < self.stop_ns:
             return False
         # a backup path only while every path that is not a backup is potentially failed
         if self.backup and any(p.rto_streak == 0 for p in self.primaries):
@@ -746,7 +751,7 @@ class Simulator:
                                    EV_ACK, sf.j))
             if sf.rto_deadline is not None:
                 candidates.append((sf.rto_deadline, EV_RTO, sf.j))
-            if sf.cross and sf.start_pending:
+            if sf.start_pending:
                 candidates.append((sf.start_ns, EV_START, sf.j))
         for link in self.links:
             if link.in_service is not None:

@@ -136,8 +136,11 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
     }
     if dynamics or (dynamics is None and draw(st.integers(0, 2)) == 0):
         d.update(draw(delay_dynamics()))
-        if not cross:
+        if not cross:  # a backup path, a path added or removed mid-episode
             d["backup"] = draw(st.booleans())
+            d["start_ns"] = draw(st.sampled_from([0, 0, 1, draw(st.integers(1, 300 * MS))]))
+            if draw(st.booleans()):
+                d["stop_ns"] = d["start_ns"] + draw(st.integers(0, 500 * MS))
     if cross:
         start = draw(st.integers(0, 100 * MS))
         d["start_ns"] = start

@@ -441,8 +441,11 @@ static int parse_subflow(PyObject *pd, const char *what, int j, int cross, buffe
     }
     pc->link = (int32_t)link;
     if (cross) return get_int64(pd, "start_ns", ctx, &pc->start_ns) || get_int64(pd, "stop_ns", ctx, &pc->stop_ns);
-    pc->start_ns = 0;
+    pc->start_ns = 0; /* optional for paths: from the start, for ever */
     pc->stop_ns = MPS_MAX_TIME_NS;
+    if ((PyDict_GetItemString(pd, "start_ns") && get_int64(pd, "start_ns", ctx, &pc->start_ns)) ||
+        (PyDict_GetItemString(pd, "stop_ns") && get_int64(pd, "stop_ns", ctx, &pc->stop_ns)))
+        return -1;
     return 0;
 }
 

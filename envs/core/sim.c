@@ -217,8 +217,13 @@ int mps_config_check(const mps_config *c, char *err, size_t errlen) {
         if (check_schedule("links", l, k->bw_start_ns, k->bw_rate_bps, k->bw_n, k->bw_cycle_ns, err, errlen) != 0)
             return -1;
     }
-    for (int j = 0; j < c->n_paths; j++)
-        if (check_subflow(c, &c->subflows[j], "paths", j, err, errlen) != 0) return -1;
+    for (int j = 0; j < c->n_paths; j++) {
+        const mps_subflow_config *p = &c->subflows[j];
+        if (check_subflow(c, p, "paths", j, err, errlen) != 0) return -1;
+        CHECK(p->start_ns >= 0 && p->start_ns <= p->stop_ns && p->stop_ns <= MPS_MAX_TIME_NS,
+              "paths[%d]: start_ns %lld and stop_ns %lld must satisfy 0 <= start <= stop <= 2^62", j,
+              (long long)p->start_ns, (long long)p->stop_ns);
+    }
     for (int x = 0; x < c->n_cross; x++) {
         const mps_subflow_config *p = &c->subflows[c->n_paths + x];
         if (check_subflow(c, p, "cross", x, err, errlen) != 0) return -1;
@@ -781,7 +786,8 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->rto_count = p->fast_recoveries = p->delivered_bytes = p->dropped_bytes = 0;
         mps_cc_table[p->cc]->init(s, j);
     }
-    memset(s->cross_started, 0, sizeof s->cross_started);
+    for (int j = 0; j < s->n_subflows; j++) /* a path that starts at 0 has no start event (8) */
+        s->started[j] = j < s->n_paths && s->paths[j].start_ns == 0;
     s->n_arrived = 0;
     s->n_arriving = s->n_blocks;
     s->now = 0;
@@ -1267,7 +1273,7 @@ static int primaries_failed(const mps_sim *s) {
 
 static int subflow_ready(const mps_sim *s, const mps_path *p) {
     if (p->next_pn - p->oldest_pn > p->ring_mask) return 0; /* ring full */
-    if (p->is_cross && (s->now < p->start_ns || s->now >= p->stop_ns)) return 0;
+    if (s->now < p->start_ns || s->now >= p->stop_ns) return 0;
     if (p->backup && !primaries_failed(s)) return 0;
     if (!p->window_based) return !busy_link(&s->links[p->link]); /* ideal: the link is idle */
     return p->inflight_bytes + s->mss <= p->cwnd_bytes;
@@ -1588,9 +1594,8 @@ static int64_t next_event(mps_sim *s, int *cls, int *index) {
         if (s->links[l].done_ns < best) best = s->links[l].done_ns, bc = EV_LINK, bi = l;
     if (s->n_arrived < s->n_arriving && s->arrival_ns[s->n_arrived] < best)
         best = s->arrival_ns[s->n_arrived], bc = EV_ARRIVAL, bi = -1;
-    for (int x = 0; x < s->n_cross; x++)
-        if (!s->cross_started[x] && s->paths[s->n_paths + x].start_ns < best)
-            best = s->paths[s->n_paths + x].start_ns, bc = EV_START, bi = x;
+    for (int j = 0; j < F; j++)
+        if (!s->started[j] && s->paths[j].start_ns < best) best = s->paths[j].start_ns, bc = EV_START, bi = j;
     for (int j = 0; j < F; j++)
         if (s->paths[j].rto_deadline < best) best = s->paths[j].rto_deadline, bc = EV_RTO, bi = j;
     if (mps_n_sendable(s) > 0) { /* 8: the rate lane holds only while some block is sendable */
@@ -1623,7 +1628,7 @@ static void dispatch(mps_sim *s, int cls, int i, int64_t t) {
         break;
     }
     case EV_START:
-        s->cross_started[i] = 1;
+        s->started[i] = 1;
         break;
     case EV_RATE: /* nothing happens but a time at which waiting paths are asked again */
         break;

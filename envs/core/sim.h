@@ -106,7 +106,7 @@ typedef struct {
     int64_t max_rto_ns;
     int32_t fast_recovery; /* enum mps_fast_recovery */
     int64_t ring_capacity; /* power of two: most unresolved packets of this subflow */
-    int64_t start_ns, stop_ns; /* cross flows only: they send in [start, stop) */
+    int64_t start_ns, stop_ns; /* the subflow sends in [start, stop) (paths: 0 and forever by default) */
     /* delay dynamics (4, 6): from delay_start_ns[k] on, the one-way delays are the k-th
      * steps (fwd_delay_ns/rev_delay_ns before the first); each packet adds a jitter draw */
     int32_t delay_n;
@@ -317,7 +317,7 @@ struct mps_sim {
     int64_t now;
     int64_t last_event_ns;
     int32_t done;
-    uint8_t cross_started[MPS_MAX_CROSS];
+    uint8_t started[MPS_MAX_SUBFLOWS]; /* the subflow's start event happened (8) */
     /* decision rounds (9) */
     int32_t in_rounds, round_j, sent_any, pending;
     int64_t published_ns; /* time at which the paths' rates were last written (10) */

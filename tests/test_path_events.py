@@ -1,5 +1,6 @@
-"""Path outages (docs/model.md sections 4 and 6): packets and acknowledgements on their
-way while a path is down are lost, timeouts back off, and the path comes back."""
+"""Path events (docs/model.md sections 4-8): outages, in which the packets and
+acknowledgements on their way are lost, timeouts back off and the path comes back; backup
+paths; paths added and removed mid-episode."""
 
 from __future__ import annotations
 
@@ -84,8 +85,10 @@ def test_timeouts_back_off_through_a_long_outage_and_the_path_probes_its_way_bac
     (down([0, 10], [10, 20]), r"down_start_ns\[1\]: 10 must be after the previous outage's end 10"),
     ({"down_start_ns": np.array([5], np.int64)}, r"go together"),
     ({**down([1, 9], [2, 10]), "down_end_ns": np.array([2], np.int64)}, r"down_end_ns"),
+    ({"start_ns": 9, "stop_ns": 1}, r"paths\[0\]: start_ns 9 and stop_ns 1 must satisfy"),
+    ({"stop_ns": 2**63 - 1}, r"paths\[0\]: start_ns 0 and stop_ns"),
 ])
-def test_the_core_refuses_bad_outages(change: dict, message: str) -> None:
+def test_the_core_refuses_bad_outages_and_path_times(change: dict, message: str) -> None:
     with pytest.raises((ValueError, KeyError), match=message):
         make_sim(one_path_spec(1, **change))
 
@@ -251,3 +254,36 @@ def test_backup_flags_are_checked() -> None:
     spec["cross"] = [{**spec["paths"][0], "cc": "newreno", "start_ns": 0, "stop_ns": 10, "backup": True}]
     with pytest.raises(ValueError, match=r"cross\[0\]\.backup: only paths can be backups"):
         make_sim(spec)
+
+
+def test_a_path_added_mid_episode_sends_from_its_start_and_one_removed_stops() -> None:
+    """Two ideal paths on their own 1 Gbit/s links, 40 pieces at 0. The second path joins at
+    100 us (a start event asks it then) and leaves at 150 us: it sends its first piece at
+    100 us and none from 150 us on; the first path carries the rest."""
+    spec = one_path_spec(40)
+    spec["links"].append(dict(spec["links"][0]))
+    spec["paths"].append({**spec["paths"][0], "link": 1, "start_ns": 100 * US, "stop_ns": 150 * US})
+    for out in both(spec):
+        sent = np.asarray(out["bytes_sent"])[0]  # block 0's bytes per path
+        assert sent[1] == 1000 * 7  # 100, 108, ..., 148 us: seven pieces of 8 us each
+        assert sent[0] == 1000 * 33
+    sim = make_sim(spec)
+    sim.run("minrtt", (), 99 * US)
+    assert np.asarray(sim.view("packets_sent")).tolist()[1] == 0
+
+
+def test_scenario_paths_join_and_leave() -> None:
+    paths = [{"name": "wifi", "bandwidth": 6, "rtt_ms": 20, "stop_s": 10},
+             {"name": "lte", "bandwidth": 3, "rtt_ms": 60, "start_s": 5}]
+    sc = Scenario.from_dict({"duration_s": 20, "workload": {"type": "avc", "bitrate_mbps": 2.5}, "paths": paths})
+    assert Scenario.from_dict(sc.to_dict()) == sc
+    inputs = build_episode(sc, 0).core_inputs()["paths"]
+    assert (inputs[0].get("start_ns"), inputs[0]["stop_ns"]) == (None, 10 * 10**9)
+    assert (inputs[1]["start_ns"], inputs[1].get("stop_ns")) == (5 * 10**9, None)
+    blocks = simulate(sc, "minrtt", seed=0).block_columns
+    first = blocks["first_send_ns"]
+    assert np.all(blocks["bytes_sent_p1"][(first >= 0) & (first < 5 * 10**9 - 10**8)] == 0)  # LTE not yet there
+    assert np.all(blocks["bytes_sent_p0"][first >= 10 * 10**9 + 10**9] == 0)  # Wi-Fi gone
+    assert blocks["bytes_sent_p1"].sum() > 0 and blocks["bytes_sent_p0"].sum() > 0
+    with pytest.raises(ScenarioError, match=r"paths\[0\]\.stop_s"):
+        Scenario.from_dict({**sc.to_dict(), "paths": [{**paths[0], "start_s": 12}, paths[1]]})
