@@ -338,6 +338,7 @@ void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, in
         delays_at(p, s->now, &p->fwd_delay_ns, &p->rev_delay_ns); /* held from now on */
         p->delay_n = 0;
         p->down_n = 0; /* no outage the sender could foresee */
+        p->dynamics = (uint8_t)(p->fwd_jitter_ns > 0 || p->rev_jitter_ns > 0);
         mps_rng_seed(p->rng, seed, j);
         mps_rng_seed(p->jitter_rng, seed, j + MPS_JITTER_STREAM);
     }
@@ -577,6 +578,9 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->cc = pc->cc;
         p->prr = (uint8_t)pc->fast_recovery;
         p->backup = (uint8_t)(pc->backup != 0);
+        p->timed = (uint8_t)(p->is_cross || pc->start_ns > 0 || pc->stop_ns < MPS_MAX_TIME_NS);
+        p->gated = (uint8_t)(p->timed || p->backup);
+        p->dynamics = (uint8_t)(pc->delay_n > 0 || pc->fwd_jitter_ns > 0 || pc->rev_jitter_ns > 0 || pc->down_n > 0);
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
@@ -786,8 +790,11 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->rto_count = p->fast_recoveries = p->delivered_bytes = p->dropped_bytes = 0;
         mps_cc_table[p->cc]->init(s, j);
     }
-    for (int j = 0; j < s->n_subflows; j++) /* a path that starts at 0 has no start event (8) */
+    s->starts_pending = 0;
+    for (int j = 0; j < s->n_subflows; j++) { /* a path that starts at 0 has no start event (8) */
         s->started[j] = j < s->n_paths && s->paths[j].start_ns == 0;
+        s->starts_pending += !s->started[j];
+    }
     s->n_arrived = 0;
     s->n_arriving = s->n_blocks;
     s->now = 0;
@@ -1145,16 +1152,10 @@ static int down_during(const mps_path *p, int64_t from, int64_t to) {
     return lo < p->down_n && p->down_start_ns[lo] <= to;
 }
 
-static int busy_link(const mps_link *k) { return k->done_ns != MPS_NEVER || fifo_count(&k->queue) > 0; }
-
-static void on_link_done(mps_sim *s, int l, int64_t t) {
-    mps_link *k = &s->links[l];
-    mps_pkt pk = *fifo_front(&k->queue);
-    fifo_pop(&k->queue);
-    mps_path *p = &s->paths[pk.subflow];
-    const int lost = packet_lost(p);
-    p->loss_bursts += lost && !p->last_lost;
-    p->last_lost = (uint8_t)lost;
+/* The way of a packet of a subflow with delay dynamics or outages that leaves its link at
+ * t (4); lost: whether it was lost at random. With constant delays and no outages this is
+ * what on_link_done does itself (the order rule cannot bind there). */
+static void leave_link_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t, int lost) {
     int64_t fwd = p->fwd_delay_ns, rev = p->rev_delay_ns;
     if (p->delay_n) delays_at(p, t, &fwd, &rev);
     int64_t arrive = 0;
@@ -1167,13 +1168,50 @@ static void on_link_done(mps_sim *s, int l, int64_t t) {
         p->outage_losses += down;
     }
     if (lost || down) {
+        p->dropped_bytes += pk->size;
+        if (!p->window_based) { /* 7.6: negative acknowledgement */
+            pk->nack = 1;
+            push_at(s, &p->nackq, pk, in_order(&p->nackq, t + fwd + rev));
+        }
+    } else {
+        push_at(s, &p->recvq, pk, arrive);
+    }
+}
+
+/* The way back of the acknowledgement pk that leaves the receiver at t, for a subflow with
+ * delay dynamics or outages (6). */
+static void ack_back_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t) {
+    int64_t fwd = p->fwd_delay_ns, rev = p->rev_delay_ns;
+    if (p->delay_n) delays_at(p, t, &fwd, &rev);
+    const int64_t back = in_order(&p->ackq, t + rev + jitter_draw(p, p->rev_jitter_ns));
+    if (p->window_based && p->down_n && down_during(p, t, back)) { /* lost to an outage */
+        p->outage_ack_losses++;
+        return;
+    }
+    push_at(s, &p->ackq, pk, back);
+}
+
+static int busy_link(const mps_link *k) { return k->done_ns != MPS_NEVER || fifo_count(&k->queue) > 0; }
+
+static void on_link_done(mps_sim *s, int l, int64_t t) {
+    mps_link *k = &s->links[l];
+    mps_pkt pk = *fifo_front(&k->queue);
+    fifo_pop(&k->queue);
+    mps_path *p = &s->paths[pk.subflow];
+    const int lost = packet_lost(p);
+    p->loss_bursts += lost && !p->last_lost;
+    p->last_lost = (uint8_t)lost;
+    if (p->dynamics) {
+        leave_link_dynamic(s, p, &pk, t, lost);
+    } else if (lost) {
+        p->random_losses++;
         p->dropped_bytes += pk.size;
         if (!p->window_based) { /* 7.6: negative acknowledgement */
             pk.nack = 1;
-            push_at(s, &p->nackq, &pk, in_order(&p->nackq, t + fwd + rev));
+            push_at(s, &p->nackq, &pk, t + p->fwd_delay_ns + p->rev_delay_ns);
         }
     } else {
-        push_at(s, &p->recvq, &pk, arrive);
+        push_at(s, &p->recvq, &pk, t + p->fwd_delay_ns);
     }
     if (fifo_count(&k->queue) > 0) {
         const int64_t wire = (int64_t)fifo_front(&k->queue)->size + s->header;
@@ -1250,14 +1288,10 @@ static void on_receive(mps_sim *s, mps_path *p, int64_t t) {
         }
         pk.data_ack = s->rcv_nxt;
     }
-    int64_t fwd = p->fwd_delay_ns, rev = p->rev_delay_ns;
-    if (p->delay_n) delays_at(p, t, &fwd, &rev);
-    const int64_t back = in_order(&p->ackq, t + rev + jitter_draw(p, p->rev_jitter_ns));
-    if (p->window_based && p->down_n && down_during(p, t, back)) { /* 6: lost to an outage */
-        p->outage_ack_losses++;
-        return;
-    }
-    push_at(s, &p->ackq, &pk, back);
+    if (p->dynamics)
+        ack_back_dynamic(s, p, &pk, t);
+    else
+        push_at(s, &p->ackq, &pk, t + p->rev_delay_ns);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1273,8 +1307,10 @@ static int primaries_failed(const mps_sim *s) {
 
 static int subflow_ready(const mps_sim *s, const mps_path *p) {
     if (p->next_pn - p->oldest_pn > p->ring_mask) return 0; /* ring full */
-    if (s->now < p->start_ns || s->now >= p->stop_ns) return 0;
-    if (p->backup && !primaries_failed(s)) return 0;
+    if (p->gated) {
+        if (p->timed && (s->now < p->start_ns || s->now >= p->stop_ns)) return 0;
+        if (p->backup && !primaries_failed(s)) return 0;
+    }
     if (!p->window_based) return !busy_link(&s->links[p->link]); /* ideal: the link is idle */
     return p->inflight_bytes + s->mss <= p->cwnd_bytes;
 }
@@ -1463,7 +1499,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     if (newly) {
         p->inflight_bytes -= pk.size;
         if (b >= 0) add_inflight(s, b, j, -pk.size);
-        p->rto_streak = 0;
+        if (p->recovery == MPS_REC_RTO) p->rto_streak = 0; /* it is 0 outside RTO recovery */
     }
     /* 2 */
     if (b >= 0) {
@@ -1594,8 +1630,9 @@ static int64_t next_event(mps_sim *s, int *cls, int *index) {
         if (s->links[l].done_ns < best) best = s->links[l].done_ns, bc = EV_LINK, bi = l;
     if (s->n_arrived < s->n_arriving && s->arrival_ns[s->n_arrived] < best)
         best = s->arrival_ns[s->n_arrived], bc = EV_ARRIVAL, bi = -1;
-    for (int j = 0; j < F; j++)
-        if (!s->started[j] && s->paths[j].start_ns < best) best = s->paths[j].start_ns, bc = EV_START, bi = j;
+    if (s->starts_pending)
+        for (int j = 0; j < F; j++)
+            if (!s->started[j] && s->paths[j].start_ns < best) best = s->paths[j].start_ns, bc = EV_START, bi = j;
     for (int j = 0; j < F; j++)
         if (s->paths[j].rto_deadline < best) best = s->paths[j].rto_deadline, bc = EV_RTO, bi = j;
     if (mps_n_sendable(s) > 0) { /* 8: the rate lane holds only while some block is sendable */
@@ -1629,6 +1666,7 @@ static void dispatch(mps_sim *s, int cls, int i, int64_t t) {
     }
     case EV_START:
         s->started[i] = 1;
+        s->starts_pending--;
         break;
     case EV_RATE: /* nothing happens but a time at which waiting paths are asked again */
         break;

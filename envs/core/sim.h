@@ -207,9 +207,13 @@ typedef struct {
     int64_t cwnd_bytes; /* 0 for ideal: no window */
     int64_t next_pn, oldest_pn, ring_mask;
     int32_t cc;
-    int32_t window_based;
     int32_t link;
-    int32_t is_cross;
+    uint8_t window_based;
+    uint8_t is_cross;
+    uint8_t gated;    /* timed or backup: readiness has more to check */
+    uint8_t timed;    /* sends only in [start_ns, stop_ns) (a cross flow, or a path with times) */
+    uint8_t backup;   /* a backup path (7, "ready") */
+    uint8_t dynamics; /* delay steps, jitter or outages (4, 6): the slower way through the lanes */
     int64_t rto_deadline;
     mps_fifo recvq; /* packets propagating to the receiver */
     mps_fifo ackq;  /* acknowledgements propagating to the sender */
@@ -223,7 +227,6 @@ typedef struct {
     uint8_t ge_bad; /* Gilbert-Elliott state */
     uint8_t last_lost; /* whether the subflow's previous packet off the link was lost */
     uint8_t prr; /* fast recovery by RFC 6937 (enum mps_fast_recovery) */
-    uint8_t backup; /* a backup path (7, "ready") */
     int64_t last_send_ns;
     /* what policies read as the path's rate (10): written when a decision is pending */
     int64_t link_rate_bps; /* the link's bandwidth now */
@@ -240,7 +243,7 @@ typedef struct {
     int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes, dropped_bytes;
     int64_t loss_bursts; /* maximal runs of consecutive randomly lost packets */
     int64_t outage_losses, outage_ack_losses; /* packets and acknowledgements lost to outages (4, 6) */
-    int64_t rto_streak; /* timeouts since the last newly acknowledged packet (7.5) */
+    int64_t rto_streak; /* timeouts since the last newly acknowledged packet (7.5); > 0 only in RTO recovery */
     /* configuration */
     int64_t fwd_delay_ns, rev_delay_ns;
     int32_t loss_model;
@@ -318,6 +321,7 @@ struct mps_sim {
     int64_t last_event_ns;
     int32_t done;
     uint8_t started[MPS_MAX_SUBFLOWS]; /* the subflow's start event happened (8) */
+    int32_t starts_pending;            /* subflows whose start event has not happened */
     /* decision rounds (9) */
     int32_t in_rounds, round_j, sent_any, pending;
     int64_t published_ns; /* time at which the paths' rates were last written (10) */
