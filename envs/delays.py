@@ -326,7 +326,9 @@ class DelaySpec:
         if started.size:  # the last sample at or before the start sets the delays from 0 on
             k = int(started[-1])
             base = (int(fwd[k]), int(rev[k]))
-        keep = (times > 0) & (times <= end_ns)
+        # a step is the last of the steps that share its nanosecond, and starts after 0
+        last_of_its_ns = np.append(times[1:] != times[:-1], True)
+        keep = (times > 0) & (times <= end_ns) & last_of_its_ns
         times, fwd, rev = times[keep], fwd[keep], rev[keep]
         previous_fwd = np.concatenate(([base[0]], fwd[:-1]))
         previous_rev = np.concatenate(([base[1]], rev[:-1]))

@@ -55,9 +55,9 @@ def _intervals(value: Any, field: str) -> tuple[tuple[float, float], ...]:
             raise ScenarioError(where, row, "[start_s, end_s]")
         start = check_seconds(row[0], f"{where}[0]")
         end = check_seconds(row[1], f"{where}[1]")
-        if end <= start:
-            raise ScenarioError(f"{where}[1]", row[1], f"an end after the start ({start} s)")
-        if start <= previous_end:
+        if to_ns(end) <= to_ns(start):  # compared in whole nanoseconds, as the core sees them
+            raise ScenarioError(f"{where}[1]", row[1], f"an end at least 1 ns after the start ({start} s)")
+        if previous_end >= 0 and to_ns(start) <= to_ns(previous_end):
             raise ScenarioError(f"{where}[0]", row[0],
                                 f"a start after the previous outage's end ({previous_end} s): outages are in "
                                 "time order and do not touch")

@@ -15,6 +15,10 @@ any machine:
   lossy variant of the benchmark scenario (bulk data, 0.5 % loss), where congestion
   avoidance and loss recovery run on most acknowledgements, with each controller's time
   per packet as a ratio to NewReno's;
+- the cost of path dynamics (docs/model.md 4-6): whole-episode packets/s with native
+  MinRTT on the benchmark scenario as it is and with 10 ms of jitter each way on every
+  path, a delay step every second, or a 200 ms outage every 10 s, as ratios to the
+  scenario as it is (alternated measurements, the fastest of each kept);
 - single-environment steps/s through ``gym.make`` with random valid actions, next to
   ``CartPole-v1`` through ``gym.make`` with random actions drawn the same way;
 - what a user's one-episode process meets: ``simulate()`` on the benchmark scenario at
@@ -241,6 +245,37 @@ def episode_packets_per_s(cc: str | None, seconds: float, backlogged: bool = Fal
     return {"packets_per_s": packets / elapsed, "packets_per_episode": float(packets_view.sum())}
 
 
+PATH_DYNAMICS = ("none", "jitter", "delay_steps", "outages")
+
+
+def _with_dynamics(scenario: Scenario, kind: str) -> Scenario:
+    """The scenario with one kind of path dynamics on every path (see the module docstring)."""
+    d = scenario.to_dict()
+    end = int(d["duration_s"])
+    for p in d["paths"]:
+        if kind == "jitter":
+            p["delay"] = {"jitter_ms": 10.0, "rev_jitter_ms": 10.0}
+        elif kind == "delay_steps":
+            p["delay"] = {"steps": [[float(t), 40.0 + 20.0 * (t % 3)] for t in range(1, end)]}
+        elif kind == "outages":
+            p["outages"] = [[float(t), t + 0.2] for t in range(5, end, 10)]
+    return Scenario.from_dict(d)
+
+
+def path_dynamics_packets_per_s(seconds: float) -> dict[str, float]:
+    """Whole-episode packets/s of native MinRTT on the benchmark scenario with each kind
+    of :data:`PATH_DYNAMICS` (``none``: as it is)."""
+    sims = [build_episode(_with_dynamics(scenarios.get(BENCH_SCENARIO), k), seed=0).make_sim()
+            for k in PATH_DYNAMICS]
+    packets = []
+    for sim in sims:
+        sim.reset(1)
+        sim.run("minrtt", ())
+        packets.append(int(np.asarray(sim.view("packets_sent")).sum()))
+    best = _fastest([_native_run_s(sim, "minrtt", ()) for sim in sims], seconds, min_rounds=3)
+    return {k: n / t for k, n, t in zip(PATH_DYNAMICS, packets, best)}
+
+
 def env_steps_per_s(env_id: str, seconds: float, masked: bool, **kwargs: Any) -> float:
     """Steps per second of one environment made with gym.make, random valid actions."""
     env = gym.make(env_id, **kwargs)
@@ -428,6 +463,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     twinned = [n for n, cls in baselines.REGISTRY.items() if cls.native]
     per_policy = {n: episode_packets_per_s(None, seconds, policy=n)["packets_per_s"] for n in twinned}
     deep = {n: episode_packets_per_s(None, seconds, policy=n, deep_backlog=True)["packets_per_s"] for n in twinned}
+    dynamics = path_dynamics_packets_per_s(seconds)
     env_rate = env_steps_per_s(ENV_ID, seconds, masked=True, scenario=BENCH_SCENARIO)
     cartpole_rate = env_steps_per_s("CartPole-v1", seconds, masked=False)
     overhead = simulate_overhead(seconds)
@@ -447,6 +483,8 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         "baseline_time_ratio_to_minrtt": {n: per_policy["minrtt"] / v for n, v in per_policy.items()},
         "baseline_packets_per_s_deep_backlog": deep,
         "baseline_deep_backlog_time_ratio_to_minrtt": {n: deep["minrtt"] / v for n, v in deep.items()},
+        "path_dynamics_packets_per_s": dynamics,
+        "path_dynamics_time_ratio_to_none": {k: dynamics["none"] / v for k, v in dynamics.items()},
         **overhead,
         **process,
         "sim_clones_per_s": clones,
@@ -492,6 +530,9 @@ def format_report(r: dict[str, Any]) -> str:
     for name, v in r["baseline_packets_per_s_deep_backlog"].items():
         ratio = r["baseline_deep_backlog_time_ratio_to_minrtt"][name]
         lines.append(f"{f'  {name}':<52}{v:>16,.0f}  {ratio:>8.2f}")
+    lines.append(f"{'path dynamics, native MinRTT [packets/s]':<52}{'':>16}  time per packet / none")
+    for kind, v in r["path_dynamics_packets_per_s"].items():
+        lines.append(f"{f'  {kind}':<52}{v:>16,.0f}  {r['path_dynamics_time_ratio_to_none'][kind]:>8.2f}")
     factor = LENGTH_FACTOR
     for label in ("1x", f"{factor}x"):
         lines += [

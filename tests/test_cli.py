@@ -61,6 +61,8 @@ def test_bench_json_keys() -> None:
     assert report["baseline_time_ratio_to_minrtt"]["minrtt"] == 1.0
     assert set(report["baseline_packets_per_s_deep_backlog"]) == set(report["baseline_packets_per_s"])
     assert report["baseline_deep_backlog_time_ratio_to_minrtt"]["minrtt"] == 1.0
+    assert set(report["path_dynamics_packets_per_s"]) == {"none", "jitter", "delay_steps", "outages"}
+    assert report["path_dynamics_time_ratio_to_none"]["none"] == 1.0
     for key in ("simulate_s_1x", "core_s_1x", "simulate_s_8x", "core_s_8x", "import_envs_s", "import_envs_rss_mib",
                 "import_numpy_s", "process_one_episode_s", "process_numpy_only_s", "sim_clones_per_s",
                 "vector_env_reset_s", "cartpole_vector_steps_per_s_vector_entry_point",

@@ -291,3 +291,18 @@ def test_scenario_paths_join_and_leave() -> None:
     assert blocks["bytes_sent_p1"].sum() > 0 and blocks["bytes_sent_p0"].sum() > 0
     with pytest.raises(ScenarioError, match=r"paths\[0\]\.stop_s"):
         Scenario.from_dict({**sc.to_dict(), "paths": [{**paths[0], "start_s": 12}, paths[1]]})
+
+
+def test_outages_and_delay_steps_are_checked_in_whole_nanoseconds() -> None:
+    """Found by the fuzz harness: an outage [0, 5e-324 s) is not empty as floats but is in
+    nanoseconds; it is refused naming the field, not by the core. Delay steps that share a
+    nanosecond collapse to the last of them."""
+    with pytest.raises(ScenarioError, match=r"paths\[1\]\.outages\[0\]\[1\].*1 ns after the start"):
+        Scenario.from_dict(with_outages([[0.0, 5e-324]]))
+    with pytest.raises(ScenarioError, match=r"paths\[1\]\.outages\[1\]\[0\]"):
+        Scenario.from_dict(with_outages([[1.0, 2.0], [2.0000000001, 3.0]]))
+    steps = [[1.0, 100], [1.0000000001, 50], [1.5, 30, 10]]
+    sc = Scenario.from_dict({**BASE, "paths": [{**BASE["paths"][0], "delay": {"steps": steps}}, BASE["paths"][1]]})
+    p = build_episode(sc, 0).core_inputs()["paths"][0]
+    assert p["delay_start_ns"].tolist() == [10**9, 1_500_000_000]
+    assert p["fwd_delay_step_ns"].tolist() == [25_000_000, 30_000_000]

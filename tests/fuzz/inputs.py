@@ -201,7 +201,67 @@ def path(draw: st.DrawFn, files: dict[str, str], links: list[str]) -> dict[str, 
         p["loss"] = draw(loss())
     if draw(st.booleans()):
         p["cc"] = draw(st.sampled_from(CCS))
+    if draw(st.integers(0, 3)) == 0:
+        p["delay"] = draw(delay_dynamics(files))
+    if draw(st.integers(0, 3)) == 0:
+        p["outages"] = draw(outages(files))
+    if draw(st.integers(0, 5)) == 0:
+        p["backup"] = True
+    if draw(st.integers(0, 5)) == 0:
+        p["start_s"] = draw(st.floats(0, 0.3))
+        if draw(st.booleans()):
+            p["stop_s"] = p["start_s"] + draw(st.floats(0, 0.3))
     return p
+
+
+@st.composite
+def delay_text(draw: st.DrawFn, fmt: str) -> str:
+    """A delay trace: ``time,delay_ms`` rows, or ping output (with or without ``-D``), with
+    junk lines mixed in."""
+    n = draw(st.integers(1, 30))
+    stamped = draw(st.booleans())
+    lines = ["PING 192.0.2.1 (192.0.2.1) 56(84) bytes of data."] if fmt == "ping" else []
+    t = 0.0
+    for k in range(n):
+        t += draw(st.floats(0.0, 0.5))
+        delay = draw(st.floats(0.0, 300.0))
+        if fmt == "ping":
+            stamp = f"[{1_700_000_000 + t:.6f}] " if stamped else ""
+            lines.append(f"{stamp}64 bytes from 192.0.2.1: icmp_seq={k + 1} ttl=57 time={delay:.3f} ms")
+        else:
+            lines.append(f"{t:.4f},{delay:.3f}")
+        if draw(st.integers(0, 9)) == 0:
+            lines.append(draw(_junk_line))
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def delay_dynamics(draw: st.DrawFn, files: dict[str, str]) -> dict[str, Any]:
+    """A path's ``delay`` mapping: jitter, delay steps or a delay trace file."""
+    out: dict[str, Any] = {"jitter_ms": draw(st.floats(0, 100)), "rev_jitter_ms": draw(st.floats(0, 50))}
+    kind = draw(st.sampled_from(["jitter", "steps", "trace"]))
+    if kind == "steps":
+        times = sorted(set(draw(st.lists(st.floats(0.001, 0.5), min_size=1, max_size=4))))
+        out["steps"] = [[t, draw(st.floats(0, 300))] if draw(st.booleans())
+                        else [t, draw(st.floats(0, 150)), draw(st.floats(0, 150))] for t in times]
+    elif kind == "trace":
+        fmt = draw(st.sampled_from(["csv", "ping"]))
+        name = f"delay{len(files)}.txt"
+        files[name] = draw(delay_text(fmt))
+        out["trace"] = {"file": "@" + name, "format": fmt, "offset_s": draw(st.floats(0, 1))}
+    return out
+
+
+@st.composite
+def outages(draw: st.DrawFn, files: dict[str, str]) -> Any:
+    """A path's ``outages``: a list of [start_s, end_s] or a CSV file of them."""
+    edges = sorted(set(draw(st.lists(st.floats(0.0, 0.5), min_size=2, max_size=6))))
+    pairs = [[a, b] for a, b in zip(edges[0::2], edges[1::2])]
+    if draw(st.booleans()):
+        return pairs or [[0.1, 0.2]]
+    name = f"outages{len(files)}.csv"
+    files[name] = "\n".join(f"{a},{b}" for a, b in pairs) + "\n"
+    return {"file": "@" + name}
 
 
 @st.composite
