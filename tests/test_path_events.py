@@ -135,7 +135,7 @@ def test_an_outage_of_the_fast_path_costs_every_scheduler_on_time_blocks() -> No
 
 
 @pytest.mark.parametrize(("outages", "message"), [
-    ([[5, 4]], r"paths\[1\]\.outages\[0\]\[1\].*an end after the start"),
+    ([[5, 4]], r"paths\[1\]\.outages\[0\]\[1\].*an end at least 1 ns after the start"),
     ([[1, 2], [2, 3]], r"paths\[1\]\.outages\[1\]\[0\].*do not touch"),
     ([[1]], r"paths\[1\]\.outages\[0\]"),
     ([], r"paths\[1\]\.outages"),
