@@ -169,6 +169,8 @@ class Episode:
                 d.update(spec.outages.core_fields(sc.base_dir, self.end_ns))
             if spec.backup:
                 d["backup"] = True
+            if spec.ack_loss:
+                d["ack_loss_threshold"] = loss_threshold(spec.ack_loss)
             if spec.start_s:
                 d["start_ns"] = int(round(spec.start_s * _NS_PER_S))
             if spec.stop_s is not None:

@@ -324,6 +324,7 @@ def _subflow_columns(view: Any, sim_time_ns: int) -> Columns:
         "loss_bursts": v("loss_bursts"),
         "outage_losses": v("outage_losses"),
         "outage_ack_losses": v("outage_ack_losses"),
+        "ack_losses": v("ack_losses"),
         "declared_lost": v("declared_lost"),
         "rto_count": v("rto_count"),
         "fast_recoveries": v("fast_recoveries"),

@@ -338,6 +338,9 @@ class PathSpec:
         A backup path (MPTCP's B flag): the sender uses it only while every other path is
         potentially failed, i.e. timed out with nothing acknowledged since
         (docs/model.md section 7).
+    ack_loss : float
+        Probability that an acknowledgement is lost on the way back (a lossy reverse path;
+        window-based controllers only).
     start_s : float
         When the path joins the connection (0: from the start); a later start is a path
         added mid-episode.
@@ -357,11 +360,12 @@ class PathSpec:
     delay: DelaySpec | None = None
     outages: OutageSpec | None = None
     backup: bool = False
+    ack_loss: float = 0.0
     start_s: float = 0.0
     stop_s: float | None = None
 
-    KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup", "start_s", "stop_s") + \
-        DELAY_KEYS + QUEUE_KEYS
+    KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup", "ack_loss", "start_s",
+            "stop_s") + DELAY_KEYS + QUEUE_KEYS
 
     @property
     def rtt_s(self) -> float:
@@ -380,11 +384,15 @@ class PathSpec:
         cc = check_choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
         outages = OutageSpec.from_value(d["outages"], f"{where}.outages", base_dir) if "outages" in d else None
         backup = check_bool(d.get("backup", False), f"{where}.backup")
+        ack_loss = check_number(d.get("ack_loss", 0.0), f"{where}.ack_loss", lo=0.0, hi=1.0)
+        if ack_loss > 0 and cc == "ideal":
+            raise ScenarioError(f"{where}.ack_loss", ack_loss,
+                                "0 with cc: ideal (an ideal path learns the fate of every packet)")
         start = check_number(d.get("start_s", 0.0), f"{where}.start_s", lo=0.0, hi=4.6e9)
         stop_raw = d.get("stop_s")
         stop = None if stop_raw is None else check_number(stop_raw, f"{where}.stop_s", lo=start, hi=4.6e9)
         return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link, delay_spec(d, where, base_dir), outages,
-                   backup, start, stop)
+                   backup, ack_loss, start, stop)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name}
@@ -405,6 +413,8 @@ class PathSpec:
             d["outages"] = self.outages.to_value()
         if self.backup:
             d["backup"] = True
+        if self.ack_loss:
+            d["ack_loss"] = self.ack_loss
         if self.start_s:
             d["start_s"] = self.start_s
         if self.stop_s is not None:

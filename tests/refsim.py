@@ -40,6 +40,7 @@ GOLDEN_GAMMA = 0x9E3779B97F4A7C15
 G_NS = 1_000_000  # §7: the clock granularity G = 1 ms of the RTO formula
 SSTHRESH_INITIAL = 1 << 62
 JITTER_STREAM = 64  # §5: subflow j's jitter stream is the stream of number j + 64
+ACK_STREAM = 128  # §5: and its acknowledgement-loss stream that of number j + 128
 
 # Piece states (§7).
 UNSENT, OUT, LOST, ACKED = "UNSENT", "OUT", "LOST", "ACKED"
@@ -491,6 +492,11 @@ class Subflow:
         self.fwd_jitter_ns = int(cfg.get("fwd_jitter_ns", 0))
         self.rev_jitter_ns = int(cfg.get("rev_jitter_ns", 0))
         self.jitter_rng = Xoshiro256ss.for_subflow(seed, j + JITTER_STREAM)
+        # §6: random loss of acknowledgements (window-based subflows only).
+        self.ack_loss_threshold = int(cfg.get("ack_loss_threshold", 0))
+        if self.ack_loss_threshold and str(cfg["cc"]) == "ideal":
+            raise ValueError(f"subflow {j}: an ideal subflow's acknowledgements are never lost")
+        self.ack_rng = Xoshiro256ss.for_subflow(seed, j + ACK_STREAM)
         # §4, §6 outages: the subflow is down in [down_starts[k], down_ends[k]).
         self.down_starts = [int(x) for x in cfg.get("down_start_ns", ())]
         self.down_ends = [int(x) for x in cfg.get("down_end_ns", ())]
@@ -551,6 +557,7 @@ class Subflow:
         self.loss_bursts = 0
         self.outage_losses = 0
         self.outage_ack_losses = 0
+        self.ack_losses = 0
         self.rto_streak = 0  # §7.5: timeouts since the last newly acknowledged packet
         self.last_lost = False
         self.dropped_bytes = 0
@@ -883,6 +890,9 @@ class Simulator:
         # moment of its way (§6).
         _, rev = sf.delays_at(t)
         back = max(t + rev + sf.jitter(sf.rev_jitter_ns), sf.last_ack_ns)
+        if sf.ack_loss_threshold and sf.ack_rng.below(sf.ack_loss_threshold):  # lost at random (§6)
+            sf.ack_losses += 1
+            return
         if sf.window_based and sf.down_during(t, back):
             sf.outage_ack_losses += 1
             return
@@ -1311,6 +1321,7 @@ class Simulator:
             "loss_bursts": [p.loss_bursts for p in paths],
             "outage_losses": [p.outage_losses for p in paths],
             "outage_ack_losses": [p.outage_ack_losses for p in paths],
+            "ack_losses": [p.ack_losses for p in paths],
             "rto_streak": [p.rto_streak for p in paths],
             "dropped_bytes": [p.dropped_bytes for p in paths],
             "declared_lost": [p.declared_lost for p in paths],
@@ -1326,6 +1337,7 @@ class Simulator:
             "cross_loss_bursts": [c.loss_bursts for c in cross],
             "cross_outage_losses": [c.outage_losses for c in cross],
             "cross_outage_ack_losses": [c.outage_ack_losses for c in cross],
+            "cross_ack_losses": [c.ack_losses for c in cross],
             "cross_dropped_bytes": [c.dropped_bytes for c in cross],
             "cross_declared_lost": [c.declared_lost for c in cross],
             "cross_rto_count": [c.rto_count for c in cross],

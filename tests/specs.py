@@ -32,6 +32,7 @@ PATH_OUTPUTS = {
     "loss_bursts": "loss_bursts",
     "outage_losses": "outage_losses",
     "outage_ack_losses": "outage_ack_losses",
+    "ack_losses": "ack_losses",
     "rto_streak": "rto_streak",
     "declared_lost": "declared_lost",
     "rto_count": "rto_count",
@@ -49,6 +50,7 @@ CROSS_OUTPUTS = {
     "loss_bursts": "cross_loss_bursts",
     "outage_losses": "cross_outage_losses",
     "outage_ack_losses": "cross_outage_ack_losses",
+    "ack_losses": "cross_ack_losses",
     "dropped_bytes": "cross_dropped_bytes",
     "declared_lost": "cross_declared_lost",
     "rto_count": "cross_rto_count",
@@ -136,6 +138,8 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
     }
     if dynamics or (dynamics is None and draw(st.integers(0, 2)) == 0):
         d.update(draw(delay_dynamics()))
+        if d["cc"] != "ideal":  # a lossy acknowledgement path
+            d["ack_loss_threshold"] = _threshold(draw(st.sampled_from([0.0, 0.0, 0.05, 0.3])))
         if not cross:  # a backup path, a path added or removed mid-episode
             d["backup"] = draw(st.booleans())
             d["start_ns"] = draw(st.sampled_from([0, 0, 1, draw(st.integers(1, 300 * MS))]))

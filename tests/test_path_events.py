@@ -306,3 +306,33 @@ def test_outages_and_delay_steps_are_checked_in_whole_nanoseconds() -> None:
     p = build_episode(sc, 0).core_inputs()["paths"][0]
     assert p["delay_start_ns"].tolist() == [10**9, 1_500_000_000]
     assert p["fwd_delay_step_ns"].tolist() == [25_000_000, 30_000_000]
+
+
+def test_lost_acknowledgements_bring_spurious_retransmissions_and_no_data_loss() -> None:
+    """A NewReno path whose reverse direction loses 30 % of the acknowledgements: no data
+    packet is lost, yet packets whose acknowledgement is lost are declared lost by later
+    ones and sent again, so the receiver sees duplicates; core and reference agree."""
+    spec = one_path_spec(400, cc="newreno", ack_loss_threshold=int(0.3 * 2**53))
+    for out in both(spec):
+        assert out["ack_losses"][0] > 50
+        assert out["random_losses"][0] == 0 and out["outage_losses"][0] == 0
+        assert out["retransmissions"][0] > 0
+        assert out["duplicate_bytes"][0] > 0
+        assert out["completion_ns"][0] > 0
+    plain = run_core(one_path_spec(400, cc="newreno"), "minrtt")
+    assert plain["retransmissions"][0] == 0 and plain["duplicate_bytes"][0] == 0
+
+
+def test_ack_loss_is_checked() -> None:
+    sc = Scenario.from_dict({**BASE, "paths": [{**BASE["paths"][0], "ack_loss": 0.1}, BASE["paths"][1]]})
+    assert Scenario.from_dict(sc.to_dict()) == sc
+    assert build_episode(sc, 0).core_inputs()["paths"][0]["ack_loss_threshold"] == int(round(0.1 * 2**53))
+    with pytest.raises(ScenarioError, match=r"paths\[0\]\.ack_loss"):
+        Scenario.from_dict({**BASE, "paths": [{**BASE["paths"][0], "ack_loss": 1.5}, BASE["paths"][1]]})
+    with pytest.raises(ScenarioError, match=r"paths\[0\]\.ack_loss.*cc: ideal"):
+        Scenario.from_dict({**BASE, "paths": [{**BASE["paths"][0], "ack_loss": 0.1, "cc": "ideal"},
+                                              BASE["paths"][1]]})
+    with pytest.raises(ValueError, match=r"paths\[0\]\.ack_loss_threshold: an ideal subflow"):
+        make_sim(one_path_spec(1, ack_loss_threshold=5))
+    with pytest.raises(ValueError, match=r"paths\[0\]\.ack_loss_threshold: must be in"):
+        make_sim(one_path_spec(1, cc="newreno", ack_loss_threshold=2**53 + 1))

@@ -432,6 +432,10 @@ static int parse_subflow(PyObject *pd, const char *what, int j, int cross, buffe
         parse_name(pd, ctx, "fast_recovery", FAST_RECOVERIES, 2, &pc->fast_recovery))
         return -1;
     if (parse_delay_dynamics(pd, ctx, pool, pc) != 0 || parse_outages(pd, ctx, pool, pc) != 0) return -1;
+    pc->ack_loss_threshold = 0; /* optional: acknowledgements are not lost at random */
+    if (PyDict_GetItemString(pd, "ack_loss_threshold") &&
+        get_threshold(pd, "ack_loss_threshold", ctx, &pc->ack_loss_threshold))
+        return -1;
     PyObject *backup = PyDict_GetItemString(pd, "backup"); /* optional: false */
     pc->backup = backup ? PyObject_IsTrue(backup) : 0;
     if (pc->backup < 0) return -1;
@@ -850,6 +854,7 @@ static const view_desc VIEWS[] = {
     VP("loss_bursts", loss_bursts, "q"),
     VP("outage_losses", outage_losses, "q"),
     VP("outage_ack_losses", outage_ack_losses, "q"),
+    VP("ack_losses", ack_losses, "q"),
     VP("rto_streak", rto_streak, "q"),
     VP("backup", backup, "?"),
     VQ("piece_arrival_ns", piece_arrival_ns, "q", 8),

@@ -172,6 +172,11 @@ static int check_subflow(const mps_config *c, const mps_subflow_config *p, const
               "%s[%d].rev_delay_step_ns[%d]: %lld is outside [0, 2^50]", what, j, k,
               (long long)p->rev_delay_step_ns[k]);
     }
+    CHECK(p->ack_loss_threshold <= MPS_PROB_ONE, "%s[%d].ack_loss_threshold: must be in [0, 2^53]", what, j);
+    CHECK(p->ack_loss_threshold == 0 || p->cc != MPS_CC_IDEAL,
+          "%s[%d].ack_loss_threshold: an ideal subflow's acknowledgements are never lost (7.6); use a "
+          "window-based controller",
+          what, j);
     CHECK(p->down_n >= 0 && p->down_n <= MPS_MAX_OUTAGES, "%s[%d].down_start_ns: %d outages; at most %d are supported",
           what, j, p->down_n, MPS_MAX_OUTAGES);
     CHECK(p->down_n == 0 || (p->down_start_ns && p->down_end_ns), "%s[%d]: outages without their arrays", what, j);
@@ -338,9 +343,10 @@ void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, in
         delays_at(p, s->now, &p->fwd_delay_ns, &p->rev_delay_ns); /* held from now on */
         p->delay_n = 0;
         p->down_n = 0; /* no outage the sender could foresee */
-        p->dynamics = (uint8_t)(p->fwd_jitter_ns > 0 || p->rev_jitter_ns > 0);
+        p->dynamics = (uint8_t)(p->fwd_jitter_ns > 0 || p->rev_jitter_ns > 0 || p->ack_loss_threshold > 0);
         mps_rng_seed(p->rng, seed, j);
         mps_rng_seed(p->jitter_rng, seed, j + MPS_JITTER_STREAM);
+        mps_rng_seed(p->ack_rng, seed, j + MPS_ACK_STREAM);
     }
 }
 
@@ -580,7 +586,9 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->backup = (uint8_t)(pc->backup != 0);
         p->timed = (uint8_t)(p->is_cross || pc->start_ns > 0 || pc->stop_ns < MPS_MAX_TIME_NS);
         p->gated = (uint8_t)(p->timed || p->backup);
-        p->dynamics = (uint8_t)(pc->delay_n > 0 || pc->fwd_jitter_ns > 0 || pc->rev_jitter_ns > 0 || pc->down_n > 0);
+        p->ack_loss_threshold = pc->ack_loss_threshold;
+        p->dynamics = (uint8_t)(pc->delay_n > 0 || pc->fwd_jitter_ns > 0 || pc->rev_jitter_ns > 0 || pc->down_n > 0 ||
+                                pc->ack_loss_threshold > 0);
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
@@ -764,6 +772,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         mps_path *p = &s->paths[j];
         mps_rng_seed(p->rng, seed, j);
         mps_rng_seed(p->jitter_rng, seed, j + MPS_JITTER_STREAM);
+        mps_rng_seed(p->ack_rng, seed, j + MPS_ACK_STREAM);
         fifo_clear(&p->recvq);
         fifo_clear(&p->ackq);
         fifo_clear(&p->nackq);
@@ -783,7 +792,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->ge_bad = 0;
         p->last_lost = 0;
         p->loss_bursts = 0;
-        p->outage_losses = p->outage_ack_losses = p->rto_streak = 0;
+        p->outage_losses = p->outage_ack_losses = p->ack_losses = p->rto_streak = 0;
         p->last_send_ns = -1;
         p->packets_sent = p->bytes_sent = p->retransmissions = 0;
         p->queue_drops = p->random_losses = p->declared_lost = 0;
@@ -1184,6 +1193,10 @@ static void ack_back_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t) {
     int64_t fwd = p->fwd_delay_ns, rev = p->rev_delay_ns;
     if (p->delay_n) delays_at(p, t, &fwd, &rev);
     const int64_t back = in_order(&p->ackq, t + rev + jitter_draw(p, p->rev_jitter_ns));
+    if (p->ack_loss_threshold && (mps_rng_next(p->ack_rng) >> 11) < p->ack_loss_threshold) { /* lost at random */
+        p->ack_losses++;
+        return;
+    }
     if (p->window_based && p->down_n && down_during(p, t, back)) { /* lost to an outage */
         p->outage_ack_losses++;
         return;

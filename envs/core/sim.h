@@ -34,8 +34,10 @@
 /* Most delay steps, and most outages, of one subflow (4). */
 #define MPS_MAX_DELAY_STEPS (1 << 20)
 #define MPS_MAX_OUTAGES (1 << 20)
-/* Subflow j's jitter stream is the stream of number j + MPS_JITTER_STREAM (5). */
+/* Subflow j's jitter stream is the stream of number j + MPS_JITTER_STREAM, its
+ * acknowledgement-loss stream that of number j + MPS_ACK_STREAM (5). */
 #define MPS_JITTER_STREAM 64
+#define MPS_ACK_STREAM 128
 
 enum mps_cc_kind {
     MPS_CC_IDEAL = 0,
@@ -119,6 +121,7 @@ typedef struct {
     const int64_t *down_start_ns; /* copied by mps_sim_create */
     const int64_t *down_end_ns;
     int32_t backup; /* paths only: ready only while every other path is potentially failed (7) */
+    uint64_t ack_loss_threshold; /* window-based: an acknowledgement is lost if a draw is below it (6) */
 } mps_subflow_config;
 
 typedef struct {
@@ -243,6 +246,7 @@ typedef struct {
     int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes, dropped_bytes;
     int64_t loss_bursts; /* maximal runs of consecutive randomly lost packets */
     int64_t outage_losses, outage_ack_losses; /* packets and acknowledgements lost to outages (4, 6) */
+    int64_t ack_losses; /* acknowledgements lost at random (6) */
     int64_t rto_streak; /* timeouts since the last newly acknowledged packet (7.5); > 0 only in RTO recovery */
     /* configuration */
     int64_t fwd_delay_ns, rev_delay_ns;
@@ -257,9 +261,11 @@ typedef struct {
     /* outages (4, 6) */
     int32_t down_n;
     int64_t *down_start_ns, *down_end_ns;
+    uint64_t ack_loss_threshold; /* random loss of acknowledgements (6) */
     /* random streams (5): losses, and the jitter of delays */
     uint64_t rng[4];
     uint64_t jitter_rng[4];
+    uint64_t ack_rng[4];
 } mps_path;
 
 /* The sender's and receiver's state of a block: one cache line. Cold per-block data

@@ -208,6 +208,8 @@ def path(draw: st.DrawFn, files: dict[str, str], links: list[str]) -> dict[str, 
     if draw(st.integers(0, 5)) == 0:
         p["backup"] = True
     if draw(st.integers(0, 5)) == 0:
+        p["ack_loss"] = draw(st.floats(0, 1))
+    if draw(st.integers(0, 5)) == 0:
         p["start_s"] = draw(st.floats(0, 0.3))
         if draw(st.booleans()):
             p["stop_s"] = p["start_s"] + draw(st.floats(0, 0.3))
