@@ -40,7 +40,6 @@ Only one of ``steps`` and ``trace`` may be given.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,7 +69,7 @@ from .validate import (
     to_ns,
 )
 
-__all__ = ["DelaySchedule", "DelaySpec", "MAX_DELAY_STEPS", "delay_spec"]
+__all__ = ["DelaySchedule", "DelaySpec", "MAX_DELAY_STEPS"]
 
 MAX_DELAY_STEPS = 1 << 20
 """Most delay steps of one path (the core's bound, docs/model.md section 12)."""
@@ -339,7 +338,3 @@ class DelaySpec:
         return DelaySchedule(base[0], base[1], times[changed], fwd[changed], rev[changed],
                              to_ns(self.fwd_jitter_s), to_ns(self.rev_jitter_s))
 
-
-def delay_spec(d: Mapping[str, Any], where: str, base_dir: Path | None) -> DelaySpec | None:
-    """The ``delay`` mapping of a path config, if it has one."""
-    return DelaySpec.from_value(d["delay"], f"{where}.delay", base_dir) if "delay" in d else None

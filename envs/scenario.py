@@ -45,7 +45,7 @@ import numpy as np
 import yaml
 
 from .bandwidth import BandwidthSchedule, build_bandwidth, normalize_bandwidth
-from .delays import DelaySpec, delay_spec
+from .delays import DelaySpec
 from .errors import ScenarioError
 from .outages import OutageSpec
 from .textfiles import read_yaml
@@ -382,6 +382,7 @@ class PathSpec:
         fwd_s, rev_s = _delays(d, where)
         loss = LossSpec.from_value(d.get("loss", 0.0), f"{where}.loss")
         cc = check_choice(d.get("cc", transport.cc), f"{where}.cc", CONGESTION_CONTROLS)
+        delay = DelaySpec.from_value(d["delay"], f"{where}.delay", base_dir) if "delay" in d else None
         outages = OutageSpec.from_value(d["outages"], f"{where}.outages", base_dir) if "outages" in d else None
         backup = check_bool(d.get("backup", False), f"{where}.backup")
         ack_loss = check_number(d.get("ack_loss", 0.0), f"{where}.ack_loss", lo=0.0, hi=1.0)
@@ -391,7 +392,7 @@ class PathSpec:
         start = check_number(d.get("start_s", 0.0), f"{where}.start_s", lo=0.0, hi=4.6e9)
         stop_raw = d.get("stop_s")
         stop = None if stop_raw is None else check_number(stop_raw, f"{where}.stop_s", lo=start, hi=4.6e9)
-        return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link, delay_spec(d, where, base_dir), outages,
+        return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link, delay, outages,
                    backup, ack_loss, start, stop)
 
     def to_dict(self) -> dict[str, Any]:

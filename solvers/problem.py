@@ -150,9 +150,10 @@ def build_problem(episode: Episode, slot_ns: int, model: str = "relaxed") -> Slo
         raise ValueError(f"slot_ns must be positive; got {slot_ns}")
     slot_ns = int(slot_ns)
     inputs = episode.core_inputs()
-    if varying_paths(inputs):
+    varying = varying_paths(inputs)
+    if varying:
         raise ValueError("the slot model assumes constant delays and paths that never go down; "
-                         f"paths {varying_paths(inputs)} have delay dynamics or outages")
+                         f"paths {varying} have delay dynamics or outages")
     bt = episode.blocks
     arrival = bt.arrival_ns.astype(np.int64)
     deadline = np.minimum(bt.deadline_ns.astype(np.int64), episode.end_ns)
