@@ -29,6 +29,7 @@ from ..envs.errors import PolicyError
 from ..envs.policy import WAIT, Observation, Policy
 from ..envs.textfiles import exists
 from .features import EXTRACTORS, SlotPolicy
+from .inference import SlotSetScorer
 from .vec_env import refine_masks
 
 __all__ = ["ALGOS", "ZOO_DIR", "AgentPolicy", "load", "model_dir", "read_meta", "zoo_names"]
@@ -238,6 +239,7 @@ class AgentPolicy(Policy):
         zip_path = self.directory / MODEL_FILE
         self.network = _load_network(str(zip_path.resolve()), zip_path.stat().st_mtime_ns,
                                      json.dumps(self.meta, sort_keys=True))
+        self.scorer = SlotSetScorer.of(self.network.policy) if self.algo != "dqn" else None
         from ..envs import _core
 
         self._obs = np.zeros(_core.obs_dim(self.num_slots, self.max_paths), np.float32)
@@ -252,14 +254,18 @@ class AgentPolicy(Policy):
     def act(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions (slot, or K for WAIT) for a batch of environment observations and masks.
 
-        The forward pass runs on one torch thread (the caller's setting is restored after):
-        the networks are small, a batch of one decision gains nothing from more threads,
-        and on a busy machine extra threads wait on each other (15x slower with 2 threads
-        on 2 loaded cores).
+        A slot-set network (the default extractor) is evaluated by :class:`SlotSetScorer`
+        in numpy, about ten times faster per decision than torch. Any other runs its torch
+        forward pass on one thread (the caller's setting is restored after): the networks
+        are small, a batch of one decision gains nothing from more threads, and on a busy
+        machine extra threads wait on each other (15x slower with 2 threads on 2 loaded
+        cores).
         """
         masks = np.array(masks, dtype=np.bool_)
         if self.mask_expired:
             refine_masks(masks, observations, self.num_slots, self.max_paths)
+        if self.scorer is not None:
+            return self.scorer.greedy(observations, masks)
         threads = torch.get_num_threads()
         if threads == 1 or len(observations) > INFERENCE_BATCH_FOR_THREADS:
             return greedy_actions(self.network, self.algo, observations, masks)
