@@ -66,7 +66,7 @@ __all__ = [
     "QUEUE_KEYS",
 ]
 
-CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia")
+CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas")
 FAST_RECOVERIES: tuple[str, ...] = ("immediate", "prr")
 CROSS_CONGESTION_CONTROLS: tuple[str, ...] = ("newreno", "cubic")
 SEQUENCES: tuple[str, ...] = ("send", "stream")

@@ -23,8 +23,16 @@ independent expectation:
    Random loss on every flow puts the check in the regime RFC 6356 analyses; on a
    drop-tail-only shared bottleneck the deterministic simulator shows phase effects
    (which flow meets a full queue depends on timing alignment, Floyd & Jacobson 1991).
-5. Video playout ([matsufuji18] measures) on a hand-computed five-frame case.
-6. Gilbert-Elliott loss: long-run loss rate ``p / (p + r)`` and mean burst length ``1/r``.
+   BALIA (docs/model.md 7.11) meets the same goals; its paper places it between the two
+   (friendlier than LIA, more responsive than OLIA): its share against the competing
+   NewReno flow of goal 2 must lie between OLIA's and LIA's.
+5. wVegas (docs/model.md 7.12; Cao, Xu and Fu, ICNP 2012): two subflows (40 and 60 ms)
+   through one 10 Mbit/s bottleneck with a 200 ms drop-tail buffer, 60 s. The delay-based
+   controller keeps about ``total_alpha`` = 10 packets queued over its subflows and so
+   loses none: no queue drop, and the queueing delay at the end (srtt less the smallest
+   RTT, largest over the subflows) within the time 10 packets take at the link.
+6. Video playout ([matsufuji18] measures) on a hand-computed five-frame case.
+7. Gilbert-Elliott loss: long-run loss rate ``p / (p + r)`` and mean burst length ``1/r``.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import numpy as np
 
 from ..envs import simulate
 from ..envs.policy import WAIT, Observation
+from ..envs.scenarios import resolve
 
 __all__ = ["Check", "run_validations", "format_table", "exit_code", "DAPS_TABLE_I", "ACCEPTED_DEVIATIONS"]
 
@@ -325,6 +334,16 @@ def _throughputs(scenario: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return r.paths["throughput_bps"].to_numpy(), cross
 
 
+def _shared_lossy(cc: str, duration_s: float) -> dict[str, Any]:
+    """Goal 2's scenario: two subflows of ``cc`` and a NewReno flow on one lossy link."""
+    return {
+        "duration_s": duration_s, "horizon_s": duration_s, "workload": _bulk(100), "name": f"{cc}-shared",
+        "links": [{"name": "shared", "bandwidth": 20, "queue_ms": 50}],
+        "paths": [{"link": "shared", "rtt_ms": 50, "cc": cc, "loss": 0.005}] * 2,
+        "cross_traffic": [{"name": "newreno", "link": "shared", "rtt_ms": 50, "loss": 0.005}],
+    }
+
+
 def coupled_goals(cc: str, duration_s: float = 600.0) -> list[Check]:
     """RFC 6356 goals 1 and 2 for a coupled controller."""
     base = {"duration_s": duration_s, "horizon_s": duration_s, "workload": _bulk(100)}
@@ -335,13 +354,7 @@ def coupled_goals(cc: str, duration_s: float = 600.0) -> list[Check]:
     single_lossy, _ = _throughputs({**base, "name": "single-lossy", "paths": [{**lossy, "cc": "newreno"}]})
     pair_lossy, _ = _throughputs({**base, "name": f"{cc}-lossy",
                                   "paths": [{**lossy, "cc": cc}, {**lossy, "cc": cc}]})
-    shared, competitor = _throughputs({
-        **base,
-        "name": f"{cc}-shared",
-        "links": [{"name": "shared", "bandwidth": 20, "queue_ms": 50}],
-        "paths": [{"link": "shared", "rtt_ms": 50, "cc": cc, "loss": 0.005}] * 2,
-        "cross_traffic": [{"name": "newreno", "link": "shared", "rtt_ms": 50, "loss": 0.005}],
-    })
+    shared, competitor = _throughputs(_shared_lossy(cc, duration_s))
     name = cc.upper()
     return [
         _bound(f"{name} goal 1, separate bottlenecks: weakest subflow / single NewReno", 0.9,
@@ -350,6 +363,41 @@ def coupled_goals(cc: str, duration_s: float = 600.0) -> list[Check]:
                float(pair_lossy.sum() / single_lossy[0]), at_least=True),
         _bound(f"{name} goal 2, shared lossy bottleneck: total / competing NewReno", 1.1,
                float(shared.sum() / competitor[0]), at_least=False),
+    ]
+
+
+def balia_between() -> Check:
+    """BALIA's share against a competing NewReno flow (goal 2's scenario) relative to
+    OLIA's (0) and LIA's (1): within [0, 1] (module docstring, 4)."""
+    shares = {cc: float(np.divide(*(x.sum() for x in _throughputs(_shared_lossy(cc, 600.0)))))
+              for cc in ("olia", "balia", "lia")}
+    position = (shares["balia"] - shares["olia"]) / (shares["lia"] - shares["olia"])
+    return Check("BALIA goal 2 share between OLIA's (0) and LIA's (1)", 1.0, position, 100.0 * (position - 1.0),
+                 0.0 <= position <= 1.0, "0 <= measured <= 1", "position")
+
+
+WVEGAS_TOTAL_ALPHA_PACKETS = 10
+"""Packets a wVegas connection keeps queued over its subflows (docs/model.md 7.12)."""
+
+
+def wvegas_backlog(duration_s: float = 60.0, cc: str = "wvegas") -> list[Check]:
+    """wVegas keeps its backlog and loses nothing (module docstring, 5); ``cc`` runs the
+    same checks on another controller (a loss-based one fills the buffer and fails them)."""
+    scenario = {
+        "name": f"{cc}-shared", "duration_s": duration_s, "horizon_s": duration_s, "workload": _bulk(100),
+        "links": [{"name": "shared", "bandwidth": 10, "queue_ms": 200}],
+        "paths": [{"link": "shared", "rtt_ms": 40, "cc": cc}, {"link": "shared", "rtt_ms": 60, "cc": cc}],
+    }
+    transport = resolve(scenario).transport
+    paths = simulate(scenario, "minrtt", seed=0).paths
+    drops = int(paths["queue_drops"].sum())
+    queueing_s = float((paths["srtt_s"] - paths["min_rtt_s"]).max())
+    packet_s = (transport.mss_bytes + transport.header_bytes) * 8 / 10e6
+    ratio = queueing_s / (WVEGAS_TOTAL_ALPHA_PACKETS * packet_s)
+    return [
+        Check("wVegas: packets dropped at a shared 200 ms buffer", 0.0, float(drops), 0.0 if drops == 0 else math.inf,
+              drops == 0, "measured == 0", "packets"),
+        _bound("wVegas: queueing delay at the end / time of 10 packets at the link", 1.0, ratio, at_least=False),
     ]
 
 
@@ -419,6 +467,8 @@ def run_validations(progress: Callable[[str], None] | None = None) -> list[Check
         ("Cubic", cubic_trajectory),
         ("LIA", lambda: coupled_goals("lia")),
         ("OLIA", lambda: coupled_goals("olia")),
+        ("BALIA", lambda: [*coupled_goals("balia"), balia_between()]),
+        ("wVegas", wvegas_backlog),
         ("playout", playout_case),
         ("Gilbert-Elliott", gilbert_elliott),
     ]

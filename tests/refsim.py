@@ -52,9 +52,10 @@ REC_NONE, REC_FAST, REC_RTO = "NONE", "FAST", "RTO"
 # Event classes (§8), in tie-break order.
 EV_RECEIVE, EV_ACK, EV_LINK, EV_ARRIVAL, EV_START, EV_RTO, EV_RATE = 0, 1, 2, 3, 4, 5, 6
 
-PATH_CCS = ("ideal", "newreno", "cubic", "lia", "olia")
-# §1 forbids "ideal" for cross flows; lia and olia couple *paths* only (§7.9, §7.10), so
-# the coupled increase of a cross flow is not defined by the page: refused too.
+PATH_CCS = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas")
+# §1 forbids "ideal" for cross flows; lia, olia, balia and wvegas couple *paths* only
+# (§7.9-§7.12), so the coupled increase of a cross flow is not defined by the page:
+# refused too.
 CROSS_CCS = ("newreno", "cubic")
 
 
@@ -321,6 +322,61 @@ def olia_increase(cwnds: list[int], srtts: list[int], l1s: list[int], l2s: list[
     return max(cwnds[r] + whole, mss), acc
 
 
+def balia_terms(cwnds: list[int], srtts: list[int], r: int) -> tuple[float, float]:
+    """§7.11: ``x_r / (rtt_r * X * X)`` and ``alpha_r = max_k x_k / x_r`` over the coupled
+    set S in index order, ``x_k = cwnd_k / rtt_k``, ``X`` their sum."""
+    rtts = [float(max(x, 1)) for x in srtts]
+    total = 0.0
+    best = 0.0
+    for c, rt in zip(cwnds, rtts):
+        x = float(c) / rt
+        total = total + x
+        best = max(best, x)
+    x_r = float(cwnds[r]) / rtts[r]
+    return x_r / (rtts[r] * total * total), best / x_r
+
+
+def balia_increase(cwnds: list[int], srtts: list[int], r: int, s: int, mss: int,
+                   acc: float) -> tuple[int, float]:
+    """§7.11 congestion avoidance of the ``r``-th path of S for ``s`` bytes; returns
+    ``(new cwnd_r, new balia_acc_r)``."""
+    x_over, alpha = balia_terms(cwnds, srtts, r)
+    inc = x_over * float(s) * float(mss) * ((1.0 + alpha) * (4.0 + alpha) / 10.0)
+    acc = acc + inc
+    whole = math.floor(acc)
+    acc = acc - whole
+    return max(cwnds[r] + whole, mss), acc
+
+
+def balia_ssthresh(cwnds: list[int], srtts: list[int], r: int, flight: int, mss: int) -> int:
+    """§7.11 decrease: ``flight - floor(flight / 2 * min(alpha_r, 1.5))``, at least 2 MSS."""
+    _, alpha = balia_terms(cwnds, srtts, r)
+    cut = int(float(flight) / 2.0 * min(alpha, 1.5))
+    return max(flight - cut, 2 * mss)
+
+
+WVEGAS_INITIAL_ALPHA = 2  # §7.12: packets a subflow first keeps queued
+WVEGAS_TOTAL_ALPHA = 10  # packets the connection keeps queued over its wvegas paths
+WVEGAS_GAMMA = 1  # packets queued that end slow start
+
+
+class WvegasState:
+    """§7.12 state of a wvegas subflow."""
+
+    def __init__(self) -> None:
+        self.base_rtt: int | None = None  # the smallest RTT the controller was given
+        self.restart(0)
+
+    def restart(self, next_pn: int) -> None:
+        """§7.12: a new round from the next packet sent, the initial target, no rate."""
+        self.round_pn = next_pn
+        self.rtt_sum = 0
+        self.rtt_count = 0
+        self.alpha = WVEGAS_INITIAL_ALPHA
+        self.queue_delay = 0
+        self.rate = 0.0
+
+
 # --------------------------------------------------------------------------- state
 
 
@@ -547,6 +603,10 @@ class Subflow:
             self.olia_acc = 0.0
             self.l1 = 0
             self.l2 = 0
+        elif self.cc == "balia":
+            self.balia_acc = 0.0
+        elif self.cc == "wvegas":
+            self.wvegas = WvegasState()
 
         # Outputs (§11).
         self.packets_sent = 0
@@ -1100,7 +1160,9 @@ class Simulator:
             if sf.cc == "olia" and newly:
                 sf.l1 += s
             if newly and sf.recovery == REC_NONE and 2 * inflight_before >= sf.cwnd:
-                if sf.cwnd < sf.ssthresh:
+                if sf.cc == "wvegas":
+                    self.wvegas_growth(sf, s, pkt.pn, rtt)  # §7.12: its own slow start too
+                elif sf.cwnd < sf.ssthresh:
                     sf.cwnd += min(s, self.mss)  # slow start
                 else:
                     self.congestion_avoidance(sf, s, t)
@@ -1147,16 +1209,23 @@ class Simulator:
         """§7.9/§7.10: the coupled set S, the paths with this cc in index order."""
         return [p for p in self.paths if p.cc == cc]
 
+    def congestion_avoidance_newreno(self, sf: Subflow, s: int) -> None:
+        """§7.7 congestion avoidance for s acknowledged bytes."""
+        sf.ca_acc += s
+        if sf.ca_acc >= sf.cwnd:
+            sf.ca_acc -= sf.cwnd
+            sf.cwnd += self.mss
+
     def congestion_avoidance(self, sf: Subflow, s: int, t: int) -> None:
         """The controller's increase for s acknowledged bytes (§7.3 step 6)."""
         if sf.cc == "newreno":
-            # §7.7.
-            sf.ca_acc += s
-            if sf.ca_acc >= sf.cwnd:
-                sf.ca_acc -= sf.cwnd
-                sf.cwnd += self.mss
+            self.congestion_avoidance_newreno(sf, s)  # §7.7
         elif sf.cc == "cubic":
             sf.cwnd = cubic_increase(sf.cubic, sf.cwnd, s, t, sf.srtt, self.mss)  # §7.8
+        elif sf.cc == "balia":
+            group = self.coupled("balia")  # §7.11
+            sf.cwnd, sf.balia_acc = balia_increase(
+                [p.cwnd for p in group], [p.srtt for p in group], group.index(sf), s, self.mss, sf.balia_acc)
         elif sf.cc == "lia":
             # §7.9.
             group = self.coupled("lia")
@@ -1176,7 +1245,13 @@ class Simulator:
         if sf.cc == "cubic":
             # §7.8.
             sf.ssthresh = cubic_reduce(sf.cubic, sf.cwnd, self.mss)
+        elif sf.cc == "balia":
+            group = self.coupled("balia")  # §7.11
+            sf.ssthresh = balia_ssthresh([p.cwnd for p in group], [p.srtt for p in group], group.index(sf),
+                                         flight, self.mss)
         else:
+            if sf.cc == "wvegas":
+                sf.wvegas.restart(sf.next_pn)  # §7.12, then as NewReno
             if sf.cc == "olia":
                 # §7.10: l2 = l1, l1 = 0, then as NewReno.
                 sf.l2 = sf.l1
@@ -1184,6 +1259,56 @@ class Simulator:
             # §7.7 (NewReno; LIA and OLIA act the same).
             sf.ssthresh = max(flight // 2, 2 * self.mss)
         sf.cwnd = self.mss if timeout else sf.ssthresh
+
+    def wvegas_growth(self, sf: Subflow, s: int, pn: int, rtt: int) -> None:
+        """§7.12: the window of a wvegas subflow for s bytes of packet pn acknowledged
+        rtt after it was sent."""
+        wv, mss = sf.wvegas, self.mss
+        grow = min(s, mss)
+        wv.base_rtt = rtt if wv.base_rtt is None else min(wv.base_rtt, rtt)
+        wv.rtt_sum += rtt
+        wv.rtt_count += 1
+        if pn < wv.round_pn:
+            if sf.cwnd < sf.ssthresh:
+                sf.cwnd += grow
+            return
+        count, total = wv.rtt_count, wv.rtt_sum
+        wv.round_pn = sf.next_pn
+        wv.rtt_sum = wv.rtt_count = 0
+        if count <= 2:
+            if sf.cwnd < sf.ssthresh:
+                sf.cwnd += grow
+            else:
+                self.congestion_avoidance_newreno(sf, s)
+            return
+        mean, base = total // count, wv.base_rtt
+        cwnd = sf.cwnd
+        diff = cwnd * (mean - base) // mean
+        if cwnd < sf.ssthresh:
+            if diff > WVEGAS_GAMMA * mss:
+                cwnd = min(cwnd, cwnd * base // mean + mss)
+                sf.ssthresh = min(sf.ssthresh, cwnd - mss)
+            else:
+                cwnd += grow
+        else:
+            if diff >= wv.alpha * mss:
+                wv.rate = float(cwnd) / float(mean)
+                rates = 0.0
+                for p in self.coupled("wvegas"):
+                    rates = rates + p.wvegas.rate
+                wv.alpha = max(int(wv.rate / rates * WVEGAS_TOTAL_ALPHA), WVEGAS_INITIAL_ALPHA)
+            if diff > wv.alpha * mss:
+                cwnd -= mss
+                sf.ssthresh = min(sf.ssthresh, cwnd - mss)
+            elif diff < wv.alpha * mss:
+                cwnd += mss
+            queue_delay = mean - base
+            if wv.queue_delay == 0 or wv.queue_delay > queue_delay:
+                wv.queue_delay = queue_delay
+            if queue_delay > 0 and queue_delay >= 2 * wv.queue_delay:
+                cwnd = cwnd * base // (2 * mean)
+                wv.queue_delay = 0
+        sf.cwnd = max(cwnd, 2 * mss)
 
     # ----------------------------------------------------------------- §7.4 / §7.5
 

@@ -61,7 +61,7 @@ CROSS_OUTPUTS = {
 IN_ORDER_OUTPUTS = ("piece_arrival_ns", "piece_delivery_ns", "piece_first_send_ns", "dsn_order", "rcv_nxt")
 
 
-CONTROLLERS = ("ideal", "newreno", "cubic", "lia", "olia")
+CONTROLLERS = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas")
 
 
 @st.composite

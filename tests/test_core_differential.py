@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from refsim import run_reference
+from refsim import WVEGAS_INITIAL_ALPHA, Simulator, run_reference
 from specs import (
     BLOCK_OUTPUTS,
     CROSS_OUTPUTS,
@@ -94,7 +94,7 @@ def test_core_matches_reference(spec: dict, policy_name: str) -> None:
     assert_same(spec, policy_name)
 
 
-@pytest.mark.parametrize("cc", ["ideal", "newreno", "cubic", "lia", "olia"])
+@pytest.mark.parametrize("cc", ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"])
 def test_core_matches_reference_per_controller(cc: str) -> None:
     @settings(max_examples=60, **SETTINGS)
     @given(spec=core_specs(cc=cc), policy_name=st.sampled_from(sorted(POLICIES)))
@@ -104,7 +104,49 @@ def test_core_matches_reference_per_controller(cc: str) -> None:
     check()
 
 
-@pytest.mark.parametrize("cc", ["newreno", "cubic", "olia"])
+def long_transfer_spec(cc: str, loss: float, cross: bool) -> dict:
+    """Two paths of one controller (2 and 5 ms one way; with ``loss``, random losses on
+    the slower one) through one 100 Mbit/s link with a 150-packet queue, 3 MB to send;
+    with ``cross``, a NewReno cross flow (3 ms one way) keeps a standing queue there (the
+    case where wVegas's targets, not its queue drain, set the window). Long enough for
+    congestion avoidance, queueing delay and, with loss, decreases at unequal rates. mss
+    1000, no header."""
+    def path(delay_ns: int, loss_threshold: int, controller: str = cc, **times: int) -> dict:
+        return {"link": 0, "fwd_delay_ns": delay_ns, "rev_delay_ns": delay_ns, "loss_model": "iid",
+                "loss_threshold": loss_threshold, "ge_p_threshold": 0, "ge_r_threshold": 0,
+                "ge_bad_loss_threshold": 0, "cc": controller, "initial_cwnd_bytes": 10_000,
+                "min_rto_ns": 200_000_000, "max_rto_ns": 10**10, "ring_capacity": 4096, **times}
+    threshold = round(loss * 2**53)
+    link = {"queue_bytes": 150_000, "bw_start_ns": np.array([0], np.int64),
+            "bw_rate_bps": np.array([100_000_000], np.int64), "bw_cycle_ns": 0}
+    n = 30
+    blocks = {"arrival_ns": np.zeros(n, np.int64), "size_bytes": np.full(n, 100_000, np.int64),
+              "deadline_ns": np.full(n, 10**12, np.int64), "priority": np.zeros(n, np.int32),
+              "weight": np.ones(n, np.float64)}
+    return {"mss_bytes": 1000, "header_bytes": 0, "end_ns": 10**12, "seed": 3, "receiver": "block",
+            "rbuf_bytes": 10**9, "links": [link], "paths": [path(2_000_000, 0), path(5_000_000, threshold)],
+            "cross": [path(3_000_000, 0, "newreno", start_ns=0, stop_ns=10**10)] if cross else [],
+            "blocks": blocks}
+
+
+@pytest.mark.parametrize("cc,loss,cross", [("balia", 0.002, False), ("wvegas", 0.0, False), ("wvegas", 0.0, True)])
+def test_core_matches_reference_over_long_transfers(cc: str, loss: float, cross: bool) -> None:
+    """docs/model.md 7.11 and 7.12 where short random episodes seldom go: a long transfer
+    through a shared queue. wVegas must leave slow start on delay and re-weigh its
+    target (alpha off its initial value); BALIA must cut at unequal rates."""
+    spec = long_transfer_spec(cc, loss, cross)
+    assert_same(spec, "minrtt")
+    reference = Simulator(spec, "minrtt")
+    reference.run()
+    paths = reference.paths
+    if cc == "wvegas":
+        assert all(p.ssthresh < 2**62 for p in paths) and sum(p.random_losses for p in paths) == 0
+        assert any(p.wvegas.alpha != WVEGAS_INITIAL_ALPHA for p in paths)
+    else:
+        assert paths[1].fast_recoveries > 0
+
+
+@pytest.mark.parametrize("cc", ["newreno", "cubic", "olia", "balia", "wvegas"])
 def test_core_matches_reference_with_prr(cc: str) -> None:
     """docs/model.md 7.4 with fast_recovery = prr on every subflow."""
     @settings(max_examples=60, **SETTINGS)

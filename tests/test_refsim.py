@@ -15,6 +15,8 @@ from refsim import (
     Bandwidth,
     CubicState,
     Xoshiro256ss,
+    balia_increase,
+    balia_ssthresh,
     cubic_increase,
     icbrt,
     lia_increase,
@@ -872,7 +874,27 @@ def test_olia_moves_window_from_the_largest_to_the_best_path():
                          0.0)[0] == 1000
 
 
-@pytest.mark.parametrize("cc", ["cubic", "lia", "olia"])
+def test_balia_by_hand():
+    # docs/model.md 7.11, mss 1000, rtt 100000 ns on both paths, s = 1000 bytes.
+    # One path, cwnd 10000: x = 0.1, X = 0.1, alpha = 1: 0.1 / (1e5 * 0.01) * 1e6 * 1 =
+    # 100 bytes, NewReno's s * mss / cwnd.
+    assert balia_increase([10_000], [100_000], 0, 1000, 1000, 0.0)[0] == 10_100
+    # cwnds 10000 and 20000: x = 0.1 and 0.2, X = 0.3. The slower path (alpha 2):
+    # 0.1 / (1e5 * 0.09) * 1e6 * (3 * 6 / 10) = 20 bytes in real arithmetic (LIA: 33.3,
+    # NewReno: 100); binary64 in the page's order gives 19.999999999999996: 19 whole
+    # bytes, the rest carried in balia_acc. The faster (alpha 1): 0.2 / 9000 * 1e6 = 22.2.
+    cwnd, acc = balia_increase([10_000, 20_000], [100_000, 100_000], 0, 1000, 1000, 0.0)
+    assert cwnd == 10_019 and acc == pytest.approx(1.0, abs=1e-12)
+    cwnd, acc = balia_increase([10_000, 20_000], [100_000, 100_000], 1, 1000, 1000, 0.0)
+    assert cwnd == 20_022 and acc == pytest.approx(2 / 9, abs=1e-9)
+    # Decrease for a flight of 10000: the slower path cuts 10000 / 2 * min(2, 1.5) = 7500
+    # (ssthresh 2500), the faster one half (5000); never below 2 mss.
+    assert balia_ssthresh([10_000, 20_000], [100_000, 100_000], 0, 10_000, 1000) == 2500
+    assert balia_ssthresh([10_000, 20_000], [100_000, 100_000], 1, 10_000, 1000) == 5000
+    assert balia_ssthresh([10_000, 20_000], [100_000, 100_000], 0, 4000, 1000) == 2000
+
+
+@pytest.mark.parametrize("cc", ["cubic", "lia", "olia", "balia", "wvegas"])
 def test_coupled_and_cubic_paths_share_a_link_with_cross_traffic(cc):
     # Two paths of one controller and a cubic cross flow on one link, random losses:
     # everything still arrives and the byte accounting holds for every subflow.

@@ -71,12 +71,26 @@ def test_cubic_window_follows_rfc9438_within_5_percent() -> None:
     assert 0.0 <= row.measured <= 5.0, row
 
 
-@pytest.mark.parametrize("cc", ["lia", "olia"])
+@pytest.mark.parametrize("cc", ["lia", "olia", "balia"])
 def test_coupled_controllers_meet_rfc6356_goals(cc: str) -> None:
     improve, improve_lossy, do_no_harm = validate.coupled_goals(cc)
     assert improve.measured >= 0.9, improve  # each subflow >= a NewReno flow there - 10 %
     assert improve_lossy.measured >= 0.9, improve_lossy
     assert do_no_harm.measured <= 1.1, do_no_harm
+
+
+def test_balia_lies_between_olia_and_lia() -> None:
+    row = validate.balia_between()
+    assert row.passed and 0.0 < row.measured < 1.0, row
+
+
+def test_wvegas_keeps_its_backlog_where_newreno_fills_the_buffer() -> None:
+    drops, queueing = validate.wvegas_backlog()
+    assert drops.passed and drops.measured == 0, drops
+    assert queueing.passed and 0.0 < queueing.measured <= 1.0, queueing
+    reno_drops, reno_queueing = validate.wvegas_backlog(cc="newreno")
+    assert not reno_drops.passed and not reno_queueing.passed
+    assert reno_queueing.measured > 10 * queueing.measured
 
 
 def test_playout_hand_computed_case_is_exact() -> None:

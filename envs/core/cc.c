@@ -3,19 +3,26 @@
 
 #include <math.h>
 
-const char *const mps_cc_names[MPS_CC_COUNT] = {"ideal", "newreno", "cubic", "lia", "olia"};
+const char *const mps_cc_names[MPS_CC_COUNT] = {"ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"};
+
+/* wVegas's parameters (Cao, Xu and Fu, ICNP 2012; the defaults of Linux MPTCP's
+ * mptcp_wvegas): packets each subflow starts out keeping queued, packets the connection
+ * keeps queued over all its subflows, and the queue (packets) that ends slow start. */
+#define WVEGAS_INITIAL_ALPHA 2
+#define WVEGAS_TOTAL_ALPHA 10
+#define WVEGAS_GAMMA 1
 
 /* ------------------------------------------------------------------------- */
 /* Ideal (7.6): link-clocked, no window                                      */
 /* ------------------------------------------------------------------------- */
 
 static void ideal_init(mps_sim *s, int j) { s->paths[j].cwnd_bytes = 0; }
-static void ideal_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {}
+static void ideal_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {}
 static void ideal_on_congestion(mps_sim *s, int j, int64_t flight) {}
 static void ideal_on_rto(mps_sim *s, int j, int64_t flight) {}
 
 static const mps_cc_ops ideal_ops = {
-    "ideal", 0, ideal_init, ideal_on_ack, ideal_on_congestion, ideal_on_rto,
+    "ideal", 0, 0, ideal_init, ideal_on_ack, ideal_on_congestion, ideal_on_rto,
 };
 
 /* ------------------------------------------------------------------------- */
@@ -30,11 +37,15 @@ static void window_init(mps_sim *s, int j) {
     p->cub_w_max = 0;
     p->cub_epoch_start = -1;
     p->cub_k_us = p->cub_origin = p->cub_w_est = p->cub_est_acc = p->cub_acc = 0;
-    p->lia_acc = p->olia_acc = 0.0;
+    p->lia_acc = p->olia_acc = p->balia_acc = 0.0;
     p->olia_l1 = p->olia_l2 = 0;
+    p->wv_round_pn = p->wv_rtt_sum_ns = p->wv_rtt_count = p->wv_queue_delay_ns = 0;
+    p->wv_alpha_packets = WVEGAS_INITIAL_ALPHA;
+    p->wv_rate = 0.0;
+    p->wv_base_rtt_ns = INT64_MAX;
 }
 
-static void newreno_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
+static void newreno_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
     mps_path *p = &s->paths[j];
     p->ca_acc += acked; /* one MSS per window of bytes acknowledged */
     if (p->ca_acc >= p->cwnd_bytes) {
@@ -61,7 +72,7 @@ static void newreno_on_rto(mps_sim *s, int j, int64_t flight) {
 }
 
 static const mps_cc_ops newreno_ops = {
-    "newreno", 1, window_init, newreno_on_ack, newreno_on_congestion, newreno_on_rto,
+    "newreno", 1, 0, window_init, newreno_on_ack, newreno_on_congestion, newreno_on_rto,
 };
 
 /* ------------------------------------------------------------------------- */
@@ -80,7 +91,7 @@ int64_t mps_icbrt(__int128 x) {
     return lo;
 }
 
-static void cubic_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
+static void cubic_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
     mps_path *p = &s->paths[j];
     const int64_t mss = s->mss;
     if (p->cub_epoch_start < 0) {
@@ -139,7 +150,7 @@ static void cubic_on_rto(mps_sim *s, int j, int64_t flight) {
 }
 
 static const mps_cc_ops cubic_ops = {
-    "cubic", 1, window_init, cubic_on_ack, cubic_on_congestion, cubic_on_rto,
+    "cubic", 1, 0, window_init, cubic_on_ack, cubic_on_congestion, cubic_on_rto,
 };
 
 /* ------------------------------------------------------------------------- */
@@ -158,7 +169,7 @@ static void add_real(mps_sim *s, mps_path *p, double *acc, double inc) {
 }
 
 /* RFC 6356 section 3. */
-static void lia_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
+static void lia_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
     mps_path *p = &s->paths[j];
     double tot = 0.0, best = 0.0, den = 0.0;
     for (int k = 0; k < s->n_paths; k++) {
@@ -178,7 +189,7 @@ static void lia_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
 }
 
 /* Khalili et al., "MPTCP is not Pareto-optimal" ([matsufuji18] eq. (2)). */
-static void olia_on_ack(mps_sim *s, int j, int64_t acked, int64_t now) {
+static void olia_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
     mps_path *p = &s->paths[j];
     int64_t max_w = 0;
     double max_q = 0.0, den = 0.0;
@@ -233,11 +244,151 @@ static void olia_on_rto(mps_sim *s, int j, int64_t flight) {
 }
 
 static const mps_cc_ops lia_ops = {
-    "lia", 1, window_init, lia_on_ack, newreno_on_congestion, newreno_on_rto,
+    "lia", 1, 0, window_init, lia_on_ack, newreno_on_congestion, newreno_on_rto,
 };
 
 static const mps_cc_ops olia_ops = {
-    "olia", 1, window_init, olia_on_ack, olia_on_congestion, olia_on_rto,
+    "olia", 1, 0, window_init, olia_on_ack, olia_on_congestion, olia_on_rto,
 };
 
-const mps_cc_ops *const mps_cc_table[MPS_CC_COUNT] = {&ideal_ops, &newreno_ops, &cubic_ops, &lia_ops, &olia_ops};
+/* ------------------------------------------------------------------------- */
+/* BALIA (7.11): Peng, Walid, Hwang and Low, IEEE/ACM ToN 24(1), 2016, sec. VI    */
+/* ------------------------------------------------------------------------- */
+
+/* x_r / (rtt_r * (sum of x_k)^2) and alpha_r = max x_k / x_r over the paths of S, x_k = cwnd_k / rtt_k. */
+static void balia_terms(const mps_sim *s, int r, double *x_over, double *alpha) {
+    double sum = 0.0, best = 0.0;
+    for (int k = 0; k < s->n_paths; k++) {
+        const mps_path *q = &s->paths[k];
+        if (q->cc != MPS_CC_BALIA) continue;
+        const double x = (double)q->cwnd_bytes / rtt_of(q);
+        sum += x;
+        if (x > best) best = x;
+    }
+    const mps_path *p = &s->paths[r];
+    const double x_r = (double)p->cwnd_bytes / rtt_of(p);
+    *x_over = x_r / (rtt_of(p) * sum * sum);
+    *alpha = best / x_r;
+}
+
+static void balia_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
+    mps_path *p = &s->paths[j];
+    double x_over, alpha;
+    balia_terms(s, j, &x_over, &alpha);
+    /* per packet: x_r / (tau_r (sum x)^2) * (1 + alpha)/2 * (4 + alpha)/5 packets */
+    const double inc = x_over * (double)acked * (double)s->mss * ((1.0 + alpha) * (4.0 + alpha) / 10.0);
+    add_real(s, p, &p->balia_acc, inc);
+}
+
+/* ssthresh after a loss: flight less flight / 2 * min(alpha, 1.5), at least 2 MSS. */
+static void balia_reduce(mps_sim *s, int j, int64_t flight) {
+    mps_path *p = &s->paths[j];
+    double x_over, alpha;
+    balia_terms(s, j, &x_over, &alpha);
+    const int64_t cut = (int64_t)((double)flight / 2.0 * (alpha < 1.5 ? alpha : 1.5));
+    const int64_t left = flight - cut, floor2 = 2 * (int64_t)s->mss;
+    p->ssthresh = left > floor2 ? left : floor2;
+}
+
+static void balia_on_congestion(mps_sim *s, int j, int64_t flight) {
+    balia_reduce(s, j, flight);
+    s->paths[j].cwnd_bytes = s->paths[j].ssthresh;
+}
+
+static void balia_on_rto(mps_sim *s, int j, int64_t flight) {
+    balia_reduce(s, j, flight);
+    s->paths[j].cwnd_bytes = s->mss;
+}
+
+static const mps_cc_ops balia_ops = {
+    "balia", 1, 0, window_init, balia_on_ack, balia_on_congestion, balia_on_rto,
+};
+
+/* ------------------------------------------------------------------------- */
+/* wVegas (7.12): Cao, Xu and Fu, "Delay-based congestion control for           */
+/* multipath TCP", ICNP 2012, Algorithm 1                                       */
+/* ------------------------------------------------------------------------- */
+
+/* A new round from the next packet sent, with the initial target; after a loss. */
+static void wvegas_restart(mps_path *p) {
+    p->wv_round_pn = p->next_pn;
+    p->wv_rtt_sum_ns = p->wv_rtt_count = p->wv_queue_delay_ns = 0;
+    p->wv_alpha_packets = WVEGAS_INITIAL_ALPHA;
+    p->wv_rate = 0.0;
+}
+
+static void wvegas_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
+    mps_path *p = &s->paths[j];
+    const int64_t mss = s->mss;
+    const int64_t grow = acked < mss ? acked : mss;
+    if (rtt_ns < p->wv_base_rtt_ns) p->wv_base_rtt_ns = rtt_ns; /* the smallest RTT of a data packet */
+    p->wv_rtt_sum_ns += rtt_ns;
+    p->wv_rtt_count++;
+    if (pn < p->wv_round_pn) { /* within a round: slow start goes on, avoidance waits */
+        if (p->cwnd_bytes < p->ssthresh) p->cwnd_bytes += grow;
+        return;
+    }
+    const int64_t count = p->wv_rtt_count, sum = p->wv_rtt_sum_ns;
+    p->wv_round_pn = p->next_pn;
+    p->wv_rtt_sum_ns = p->wv_rtt_count = 0;
+    if (count <= 2) { /* too few samples for a delay estimate: Reno's step */
+        if (p->cwnd_bytes < p->ssthresh)
+            p->cwnd_bytes += grow;
+        else
+            newreno_on_ack(s, j, acked, pn, rtt_ns, now);
+        return;
+    }
+    const int64_t mean = sum / count, base = p->wv_base_rtt_ns;
+    int64_t cwnd = p->cwnd_bytes;
+    /* bytes this subflow keeps queued: cwnd (1 - base / rtt) */
+    const int64_t diff = (int64_t)((__int128)cwnd * (mean - base) / mean);
+    if (cwnd < p->ssthresh) {
+        if (diff > WVEGAS_GAMMA * mss) { /* a queue builds: leave slow start */
+            const int64_t target = (int64_t)((__int128)cwnd * base / mean) + mss;
+            if (target < cwnd) cwnd = target;
+            if (cwnd - mss < p->ssthresh) p->ssthresh = cwnd - mss;
+        } else {
+            cwnd += grow;
+        }
+    } else {
+        if (diff >= p->wv_alpha_packets * mss) { /* re-weigh: alpha_r = total * x_r / sum x */
+            p->wv_rate = (double)cwnd / (double)mean;
+            double total = 0.0;
+            for (int k = 0; k < s->n_paths; k++)
+                if (s->paths[k].cc == MPS_CC_WVEGAS) total += s->paths[k].wv_rate;
+            const int64_t alpha = (int64_t)(p->wv_rate / total * WVEGAS_TOTAL_ALPHA);
+            p->wv_alpha_packets = alpha > WVEGAS_INITIAL_ALPHA ? alpha : WVEGAS_INITIAL_ALPHA;
+        }
+        if (diff > p->wv_alpha_packets * mss) {
+            cwnd -= mss;
+            if (cwnd - mss < p->ssthresh) p->ssthresh = cwnd - mss;
+        } else if (diff < p->wv_alpha_packets * mss) {
+            cwnd += mss;
+        }
+        /* drain the queue when its delay doubled over the smallest seen since the last drain */
+        const int64_t queue_delay = mean - base;
+        if (p->wv_queue_delay_ns == 0 || p->wv_queue_delay_ns > queue_delay) p->wv_queue_delay_ns = queue_delay;
+        if (queue_delay > 0 && queue_delay >= 2 * p->wv_queue_delay_ns) {
+            cwnd = (int64_t)((__int128)cwnd * base / (2 * mean));
+            p->wv_queue_delay_ns = 0;
+        }
+    }
+    p->cwnd_bytes = cwnd > 2 * mss ? cwnd : 2 * mss;
+}
+
+static void wvegas_on_congestion(mps_sim *s, int j, int64_t flight) {
+    wvegas_restart(&s->paths[j]);
+    newreno_on_congestion(s, j, flight);
+}
+
+static void wvegas_on_rto(mps_sim *s, int j, int64_t flight) {
+    wvegas_restart(&s->paths[j]);
+    newreno_on_rto(s, j, flight);
+}
+
+static const mps_cc_ops wvegas_ops = {
+    "wvegas", 1, 1, window_init, wvegas_on_ack, wvegas_on_congestion, wvegas_on_rto,
+};
+
+const mps_cc_ops *const mps_cc_table[MPS_CC_COUNT] = {&ideal_ops, &newreno_ops, &cubic_ops, &lia_ops,
+                                                       &olia_ops, &balia_ops, &wvegas_ops};

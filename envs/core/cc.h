@@ -4,8 +4,8 @@
  * The loss-recovery machinery (records, the 3-duplicate-ACK rule, recovery periods,
  * the RTO timer) and slow start are common to every window-based controller and live in
  * sim.c; a controller decides congestion avoidance and how the window reacts to a loss or
- * a timeout. Coupled controllers (LIA, OLIA) read the other subflows of the connection
- * through the simulator handed to them.
+ * a timeout. Coupled controllers (LIA, OLIA, BALIA, wVegas) read the other subflows of
+ * the connection through the simulator handed to them.
  */
 #ifndef MPSCHED_CC_H
 #define MPSCHED_CC_H
@@ -16,9 +16,13 @@ typedef struct mps_cc_ops {
     const char *name;
     /* 0: link-clocked (ideal), never window-limited, no timer; 1: window-based. */
     int window_based;
+    /* 1: on_ack is also called in slow start and grows the window there itself (wVegas
+     * leaves slow start on delay, 7.12); 0: the common slow start of 7.3 step 6. */
+    int owns_slow_start;
     void (*init)(mps_sim *s, int j);
-    /* Congestion-avoidance increase for newly acknowledged bytes (7.3 step 6). */
-    void (*on_ack)(mps_sim *s, int j, int64_t acked_bytes, int64_t now);
+    /* Congestion-avoidance increase for newly acknowledged bytes (7.3 step 6): packet pn,
+     * acknowledged at now, rtt_ns after it was sent. */
+    void (*on_ack)(mps_sim *s, int j, int64_t acked_bytes, int64_t pn, int64_t rtt_ns, int64_t now);
     /* A new congestion event (7.4); flight = bytes in flight before the loss. */
     void (*on_congestion)(mps_sim *s, int j, int64_t flight);
     /* A retransmission timeout (7.5); flight = bytes in flight before it. */

@@ -232,7 +232,7 @@ int mps_config_check(const mps_config *c, char *err, size_t errlen) {
     for (int x = 0; x < c->n_cross; x++) {
         const mps_subflow_config *p = &c->subflows[c->n_paths + x];
         if (check_subflow(c, p, "cross", x, err, errlen) != 0) return -1;
-        CHECK(p->cc != MPS_CC_IDEAL && p->cc != MPS_CC_LIA && p->cc != MPS_CC_OLIA,
+        CHECK(p->cc == MPS_CC_NEWRENO || p->cc == MPS_CC_CUBIC,
               "cross[%d].cc: a cross flow needs an uncoupled window-based controller (newreno or cubic)", x);
         CHECK(!p->backup, "cross[%d].backup: only paths can be backups", x);
         CHECK(p->start_ns >= 0 && p->start_ns <= p->stop_ns && p->stop_ns <= MPS_MAX_TIME_NS,
@@ -1575,10 +1575,10 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         if (newly) {
             p->olia_l1 += pk.size;
             if (p->recovery == MPS_REC_NONE && 2 * inflight_before >= p->cwnd_bytes) {
-                if (p->cwnd_bytes < p->ssthresh) {
+                if (p->cwnd_bytes < p->ssthresh && !cc->owns_slow_start) {
                     p->cwnd_bytes += pk.size < s->mss ? pk.size : s->mss; /* slow start, RFC 5681 eq. (2) */
                 } else {
-                    cc->on_ack(s, j, pk.size, t);
+                    cc->on_ack(s, j, pk.size, pk.pn, rtt, t);
                 }
             }
         }

@@ -45,6 +45,8 @@ enum mps_cc_kind {
     MPS_CC_CUBIC = 2,
     MPS_CC_LIA = 3,
     MPS_CC_OLIA = 4,
+    MPS_CC_BALIA = 5,
+    MPS_CC_WVEGAS = 6,
     MPS_CC_COUNT
 };
 enum mps_loss_model { MPS_LOSS_IID = 0, MPS_LOSS_GILBERT_ELLIOTT = 1 };
@@ -239,8 +241,11 @@ typedef struct {
     mps_rec *ring;
     /* controller state (7.8-7.10) */
     int64_t cub_w_max, cub_k_us, cub_origin, cub_epoch_start, cub_w_est, cub_est_acc, cub_acc;
-    double lia_acc, olia_acc;
+    double lia_acc, olia_acc, balia_acc;
     int64_t olia_l1, olia_l2;
+    /* wVegas (7.12): the round ends at the acknowledgement of packet wv_round_pn or later */
+    int64_t wv_round_pn, wv_rtt_sum_ns, wv_rtt_count, wv_alpha_packets, wv_queue_delay_ns, wv_base_rtt_ns;
+    double wv_rate; /* cwnd / mean RTT at the last weight update; 0: none since the last loss */
     /* statistics (11) */
     int64_t packets_sent, bytes_sent, retransmissions, queue_drops, random_losses;
     int64_t declared_lost, rto_count, fast_recoveries, delivered_bytes, dropped_bytes;

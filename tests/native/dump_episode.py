@@ -17,7 +17,7 @@ def main() -> None:
     ap.add_argument("scenario")
     ap.add_argument("seed", type=int)
     ap.add_argument("out")
-    ap.add_argument("--cc", choices=("ideal", "newreno", "cubic", "lia", "olia"),
+    ap.add_argument("--cc", choices=("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"),
                     help="override every path's congestion control")
     ap.add_argument("--loss", type=float, help="override every path's loss rate")
     ap.add_argument("--duration", type=float, help="override the duration [s]")
@@ -37,8 +37,8 @@ def main() -> None:
         d["receiver"] = {**d["receiver"], "sequence": "stream"}
     ep = build_episode(scenarios.resolve(d), args.seed)
     c = ep.core_inputs(drop_expired=args.drop_expired)
-    codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "iid": 0, "gilbert_elliott": 1,
-             "block": 0, "in_order": 1, "immediate": 0, "prr": 1}
+    codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "balia": 5, "wvegas": 6, "iid": 0,
+             "gilbert_elliott": 1, "block": 0, "in_order": 1, "immediate": 0, "prr": 1}
     b = c["blocks"]
     with open(args.out, "w") as f:
         f.write(" ".join(str(x) for x in (
