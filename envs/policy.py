@@ -2,7 +2,10 @@
 
 A decision point happens whenever a path can send a packet and some block has bytes to
 send (docs/model.md section 9). The policy answers with the index of a sendable block or
-:data:`WAIT`, and may cancel blocks first. Everything a policy can read is what a real
+:data:`WAIT`, and may cancel blocks first. A policy with ``copies = True`` may also
+answer :func:`copy_of` a block: a copy, on the deciding path, of one of its pieces in
+flight on another path (redundancy, early reinjection; docs/model.md 7.1); its decision
+points then go on while any piece is in flight. Everything a policy can read is what a real
 sender knows: the blocks handed to it so far, their sent/acknowledged bytes, and each
 subflow's congestion-control state. Future blocks and receiver state are hidden.
 """
@@ -19,10 +22,19 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["WAIT", "Observation", "Policy", "DecidingPolicy", "TwinMismatch", "check_twin"]
+__all__ = ["WAIT", "copy_of", "Observation", "Policy", "DecidingPolicy", "TwinMismatch", "check_twin"]
 
 WAIT: int = _core.WAIT
 """The action that leaves the deciding path idle until something changes."""
+
+
+def copy_of(block: int) -> int:
+    """The action that sends, on the deciding path, a copy of block ``block``'s lowest
+    piece in flight that this path has not sent (:meth:`Observation.copy_piece`); only for
+    a policy with ``copies = True`` (docs/model.md 7.1)."""
+    if block < 0:
+        raise ValueError(f"copy_of: block {block} does not exist")
+    return -2 - int(block)
 
 
 class Observation:
@@ -44,7 +56,7 @@ class Observation:
     __slots__ = (
         "_sim", "_sendable_buf", "n_paths", "mss_bytes", "path_names",
         "_arrival", "_size", "_deadline", "_priority", "_weight", "_unsent", "_lost", "_acked",
-        "_first_send", "_bytes_sent", "_inflight", "_flags",
+        "_first_send", "_bytes_sent", "_inflight", "_flags", "_piece_off",
         "srtt_ns", "rttvar_ns", "min_rtt_ns", "rto_ns", "cwnd_bytes", "path_inflight_bytes",
         "delivery_rate_bps", "recovery", "can_send", "last_send_ns", "rate_bps", "link_rate_bps", "rto_streak",
         "backup",
@@ -71,6 +83,7 @@ class Observation:
         self._first_send = view("first_send_ns")
         self._bytes_sent = view("bytes_sent")
         self._inflight = view("inflight_bytes")
+        self._piece_off = view("piece_off")
         self._flags = view("flags")
         self.srtt_ns: np.ndarray = view("srtt_ns")
         """Smoothed RTT per path (RFC 6298)."""
@@ -147,6 +160,26 @@ class Observation:
         """Indices of blocks with bytes to send now, ascending (a fresh array)."""
         n = self._sim.sendable(self._sendable_buf)
         return self._sendable_buf[:n].copy()
+
+    def copies(self) -> bool:
+        """Whether this episode takes copies (the policy's ``copies``)."""
+        return bool(self._sim.copies)
+
+    def copy_piece(self, block: int) -> int:
+        """The piece (index within the block) that :func:`copy_of` ``block`` would send
+        on the deciding path, or -1 when there is none: the block's lowest piece in
+        flight that this path has not sent, or sent and declared lost (docs/model.md 7.1)."""
+        g = self._sim.copy_piece(block, self._sim.pending_path)
+        return -1 if g < 0 else g - int(self._piece_off[block])
+
+    def copyable(self) -> np.ndarray:
+        """Blocks that :func:`copy_of` may name on the deciding path, ascending; empty
+        when the episode does not take copies."""
+        if not self._sim.copies:
+            return np.empty(0, dtype=np.int64)
+        j = self._sim.pending_path
+        flying = np.flatnonzero(self._inflight[: self.n_arrived].sum(axis=1) > 0)
+        return np.array([b for b in flying.tolist() if self._sim.copy_piece(b, j) >= 0], dtype=np.int64)
 
     def sendable_by_deadline(self) -> np.ndarray:
         """The sendable blocks ordered by (deadline, index)."""
@@ -282,6 +315,9 @@ class Policy:
     """Where the scheduler comes from (shown by ``mpsched list``)."""
     deadline_aware: bool = False
     """Whether it gives up on blocks that can no longer make their deadline."""
+    copies: bool = False
+    """Whether it sends copies of pieces in flight (:func:`copy_of`); the episode then
+    asks it also while nothing but copies could be sent (docs/model.md 7.1)."""
 
     def __init__(self) -> None:
         self.use_native: bool = self.native is not None

@@ -319,6 +319,8 @@ def _subflow_columns(view: Any, sim_time_ns: int) -> Columns:
         "packets_sent": v("packets_sent"),
         "bytes_sent": v("path_bytes_sent"),
         "retransmissions": v("retransmissions"),
+        "redundant_packets": v("redundant_packets"),
+        "redundant_bytes": v("redundant_bytes"),
         "queue_drops": v("queue_drops"),
         "random_losses": v("random_losses"),
         "loss_bursts": v("loss_bursts"),

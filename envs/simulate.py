@@ -46,6 +46,7 @@ def drive(sim: _core.Sim, policy: Policy | DecidingPolicy, path_names: tuple[str
     """Run the rest of an episode: natively when the policy has a twin in the core,
     otherwise decision by decision through the step API."""
     native = getattr(policy, "native", None) if getattr(policy, "use_native", False) else None
+    sim.copies = bool(getattr(policy, "copies", False))  # docs/model.md 7.1: the policy may send copies
     if native:
         sim.run(native, cast(Policy, policy).native_params())  # only a Policy has a native twin
         return

@@ -431,6 +431,9 @@ class Block:
         self.bytes_sent = [0] * P
         self.inflight_bytes = [0] * P  # §7 state that no output reports
         self.piece_state = [UNSENT] * self.n_pieces
+        # §7.1 copies: the paths that sent each piece and have not declared that packet
+        # lost (the set matters only while the piece is OUT: an acknowledgement is final).
+        self.piece_paths: list[set[int]] = [set() for _ in range(self.n_pieces)]
         # §6 receiver state.
         self.received = [False] * self.n_pieces
         self.recv_bytes = 0
@@ -612,6 +615,8 @@ class Subflow:
         self.packets_sent = 0
         self.bytes_sent = 0
         self.retransmissions = 0
+        self.redundant_packets = 0  # §7.1 copies
+        self.redundant_bytes = 0
         self.queue_drops = 0
         self.random_losses = 0
         self.loss_bursts = 0
@@ -694,6 +699,11 @@ class DecisionView:
         """Sendable block indices, ascending; recomputed so that cancels show at once."""
         return self._sim.sendable_blocks()
 
+    @property
+    def copyable(self) -> list[int]:
+        """§7.1 copies: blocks with a piece a copy on this path would carry, ascending."""
+        return self._sim.copyable_blocks(self.path) if self._sim.copies else []
+
     def cancel(self, block: int) -> None:
         self._sim.cancel(int(block), self.now_ns)
 
@@ -743,6 +753,8 @@ class Simulator:
         # §6.2: with the stream sequence, position k is global piece k (byte order).
         self.stream = sequence == "stream"
         self.drop_expired = bool(spec.get("drop_expired", False))
+        # §7.1 copies: the policy may send copies; rounds then go on while a piece is in flight.
+        self.copies = bool(spec.get("copies", False))
         self.links = [Link(k, cfg) for k, cfg in enumerate(spec["links"])]
         # §1: subflows 0..P-1 are the paths, P..P+C-1 the cross flows.
         cfgs = [(cfg, False) for cfg in spec["paths"]] + [(cfg, True) for cfg in spec["cross"]]
@@ -1031,6 +1043,36 @@ class Simulator:
     def sendable_blocks(self) -> list[int]:
         return [blk.index for blk in self.blocks if self.sendable(blk)]
 
+    def copy_piece(self, b: int, j: int) -> int | None:
+        """§7.1 copies: the lowest piece of block b in state OUT with no packet in flight
+        on path j, for an arrived block that is not cancelled; None if there is none."""
+        blk = self.blocks[b]
+        if not blk.arrived or blk.cancelled:
+            return None
+        for i in range(blk.next_new):
+            if blk.piece_state[i] == OUT and j not in blk.piece_paths[i]:
+                return i
+        return None
+
+    def copyable_blocks(self, j: int) -> list[int]:
+        return [blk.index for blk in self.blocks if self.copy_piece(blk.index, j) is not None]
+
+    def any_piece_out(self) -> bool:
+        return any(OUT in blk.piece_state for blk in self.blocks)
+
+    def send_copy(self, sf: Subflow, b: int, t: int) -> None:
+        """§7.1 copies: the piece of copy_piece once more on sf; it stays OUT."""
+        blk = self.blocks[b]
+        piece = self.copy_piece(b, sf.j)
+        assert piece is not None
+        size = blk.piece_size(piece)
+        blk.piece_paths[piece].add(sf.j)
+        blk.bytes_sent[sf.j] += size
+        blk.inflight_bytes[sf.j] += size
+        sf.redundant_packets += 1
+        sf.redundant_bytes += size
+        self.transmit(sf, b, piece, size, t)
+
     # ----------------------------------------------------------------- §7.1 sending
 
     def send(self, sf: Subflow, b: int, t: int) -> None:
@@ -1063,6 +1105,7 @@ class Simulator:
         if blk.first_send_ns < 0:
             blk.first_send_ns = t
         blk.piece_state[piece] = OUT
+        blk.piece_paths[piece] = {sf.j}
         blk.bytes_sent[sf.j] += size
         blk.inflight_bytes[sf.j] += size
         if is_retransmission:
@@ -1098,7 +1141,9 @@ class Simulator:
             return  # a cross-flow packet has no piece: nothing is requeued
         blk = self.blocks[pkt.block]
         blk.inflight_bytes[sf.j] -= pkt.size
-        if blk.piece_state[pkt.piece] == OUT:
+        blk.piece_paths[pkt.piece].discard(sf.j)
+        # §7.1 copies: a piece with a copy still in flight on another path stays OUT.
+        if blk.piece_state[pkt.piece] == OUT and not blk.piece_paths[pkt.piece]:
             blk.piece_state[pkt.piece] = LOST
             if not (blk.cancelled and not self.in_order):
                 blk.retx_queue.append(pkt.piece)
@@ -1386,7 +1431,11 @@ class Simulator:
         view = DecisionView(self, t, j, self.decisions)
         self.decisions += 1
         action = int(self.policy(view))
-        if action != WAIT and action not in self.sendable_blocks():
+        if action < WAIT:  # §7.1 copies: -2 - b, a copy of a piece of block b
+            b = -2 - action
+            if not self.copies or b >= len(self.blocks) or self.copy_piece(b, j) is None:
+                raise ValueError(f"policy chose a copy of block {b} at path {j}, t={t}, which has none to copy")
+        elif action != WAIT and action not in self.sendable_blocks():
             raise ValueError(
                 f"policy chose block {action} at path {j}, t={t}, which is not sendable"
             )
@@ -1409,7 +1458,7 @@ class Simulator:
         while True:
             sent_any = False
             for j in range(P):
-                if not self.sendable_blocks():
+                if not self.sendable_blocks() and not (self.copies and self.any_piece_out()):
                     return
                 p = self.paths[j]
                 if waited[j] or not p.ready(t):
@@ -1417,6 +1466,9 @@ class Simulator:
                 action = self.decide(j, t)
                 if action == WAIT:
                     waited[j] = True
+                elif action < WAIT:
+                    self.send_copy(p, -2 - action, t)
+                    sent_any = True
                 else:
                     self.send(p, action, t)
                     sent_any = True
@@ -1441,6 +1493,8 @@ class Simulator:
             "packets_sent": [p.packets_sent for p in paths],
             "path_bytes_sent": [p.bytes_sent for p in paths],
             "retransmissions": [p.retransmissions for p in paths],
+            "redundant_packets": [p.redundant_packets for p in paths],
+            "redundant_bytes": [p.redundant_bytes for p in paths],
             "queue_drops": [p.queue_drops for p in paths],
             "random_losses": [p.random_losses for p in paths],
             "loss_bursts": [p.loss_bursts for p in paths],

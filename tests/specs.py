@@ -27,6 +27,8 @@ PATH_OUTPUTS = {
     "packets_sent": "packets_sent",
     "path_bytes_sent": "path_bytes_sent",
     "retransmissions": "retransmissions",
+    "redundant_packets": "redundant_packets",
+    "redundant_bytes": "redundant_bytes",
     "queue_drops": "queue_drops",
     "random_losses": "random_losses",
     "loss_bursts": "loss_bursts",
@@ -234,6 +236,19 @@ def scripted_policy(view: Any) -> int:
     return sendable[(h // 7) % len(sendable)]
 
 
+def copying_policy(view: Any) -> int:
+    """:func:`scripted_policy` with copies (docs/model.md 7.1): a third of the decisions
+    copy a pseudo-random block with a piece in flight elsewhere; with nothing sendable, a
+    copy when there is one to send, else WAIT."""
+    h = (view.decision_index * 2654435761 + view.now_ns) % 1_000_003
+    copyable = view.copyable
+    if copyable and (h % 3 == 0 or not view.sendable):
+        return -2 - copyable[(h // 5) % len(copyable)]
+    if not view.sendable:
+        return -1
+    return scripted_policy(view)
+
+
 def rate_aware_policy(view: Any) -> int:
     """:func:`scripted_policy`, but a path whose link serves nothing now waits (as the
     replayed optimum does): it relies on the rate lane of docs/model.md section 8 to be
@@ -268,12 +283,20 @@ class CoreView:
     def sendable(self) -> list[int]:
         return [int(x) for x in self._buf[: self._sim.sendable(self._buf)]]
 
+    @property
+    def copyable(self) -> list[int]:
+        if not self._sim.copies:
+            return []
+        return [b for b in range(self._sim.n_blocks) if self._sim.copy_piece(b, self.path) >= 0]
+
     def cancel(self, block: int) -> None:
         self._sim.cancel(block)
 
 
 def make_sim(spec: dict[str, Any]) -> _core.Sim:
-    return _core.Sim(**spec)
+    sim = _core.Sim(**{k: v for k, v in spec.items() if k != "copies"})
+    sim.copies = bool(spec.get("copies", False))
+    return sim
 
 
 def run_core(spec: dict[str, Any], policy: str | Callable[[Any], int]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from specs import core_specs, make_sim
 
 TWINNED = [name for name, cls in baselines.REGISTRY.items() if cls.native]
 COMPARED_VIEWS = ("completion_ns", "first_send_ns", "cancel_ns", "bytes_sent", "acked_bytes", "packets_sent",
-                  "srtt_ns", "cwnd_bytes")
+                  "srtt_ns", "cwnd_bytes", "redundant_packets")
 
 _THRESHOLD = st.floats(0.0, 2.0)
 # Where a parameter's whole range (declared by the twin in C, the same the constructor

@@ -17,6 +17,7 @@ from specs import (
     CROSS_OUTPUTS,
     IN_ORDER_OUTPUTS,
     PATH_OUTPUTS,
+    copying_policy,
     core_specs,
     rate_aware_policy,
     run_core,
@@ -24,7 +25,8 @@ from specs import (
     zero_rate_waiter,
 )
 
-POLICIES = {"minrtt": "minrtt", "rr": "rr", "scripted": scripted_policy, "rate-aware": rate_aware_policy}
+POLICIES = {"minrtt": "minrtt", "rr": "rr", "scripted": scripted_policy, "rate-aware": rate_aware_policy,
+            "copying": copying_policy}
 COMPARED = list(BLOCK_OUTPUTS.values()) + list(PATH_OUTPUTS.values()) + list(CROSS_OUTPUTS.values())
 
 
@@ -166,6 +168,14 @@ def test_core_matches_reference_with_delay_dynamics(cc: str) -> None:
         assert_same(spec, policy_name)
 
     check()
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(spec=core_specs())
+def test_core_matches_reference_with_copies(spec: dict) -> None:
+    """docs/model.md 7.1, copies: a policy that sends copies of pieces in flight on other
+    paths (and rounds that go on while a piece is in flight)."""
+    assert_same({**spec, "copies": True}, "copying")
 
 
 @settings(max_examples=80, **SETTINGS)

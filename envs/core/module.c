@@ -687,8 +687,26 @@ static PyObject *Sim_apply(PyObject *obj, PyObject *arg) {
         PyErr_SetString(PyExc_RuntimeError, "no decision is pending: call next_decision() first");
         return NULL;
     }
-    if (b != MPS_WAIT && (b < 0 || b >= s->n_blocks || !mps_block_sendable(s, (int32_t)b))) {
-        const char *why = b < 0 || b >= s->n_blocks ? "does not exist"
+    if (b < MPS_WAIT) { /* MPS_COPY(block) */
+        const long long c = -2 - b;
+        if (!s->copies) {
+            PyErr_Format(PyExc_ValueError,
+                         "action %lld: a copy of block %lld, but this episode does not take copies (a policy that "
+                         "sends them sets copies = True)", b, c);
+            return NULL;
+        }
+        if (c >= s->n_blocks || mps_copy_piece(s, (int32_t)c, s->pending) < 0) {
+            PyErr_Format(PyExc_ValueError, "action %lld: block %lld %s", b, c,
+                         c >= s->n_blocks ? "does not exist"
+                                          : "has no piece in flight that is not already on this path (or it was "
+                                            "cancelled, or has not arrived)");
+            return NULL;
+        }
+        mps_apply(s, (int32_t)b);
+        Py_RETURN_NONE;
+    }
+    if (b != MPS_WAIT && (b >= s->n_blocks || !mps_block_sendable(s, (int32_t)b))) {
+        const char *why = b >= s->n_blocks ? "does not exist"
                           : !(s->blk[b].flags & MPS_BLK_ARRIVED) ? "has not arrived yet"
                           : (s->blk[b].flags & MPS_BLK_CANCELLED) ? "was cancelled"
                                                                : "has no bytes left to send";
@@ -697,6 +715,24 @@ static PyObject *Sim_apply(PyObject *obj, PyObject *arg) {
     }
     mps_apply(s, (int32_t)b);
     Py_RETURN_NONE;
+}
+
+static PyObject *Sim_copy_piece(PyObject *obj, PyObject *args) {
+    SimObject *self = (SimObject *)obj;
+    SIM_READY(self);
+    long long b;
+    int j;
+    if (!PyArg_ParseTuple(args, "Li:copy_piece", &b, &j)) return NULL;
+    mps_sim *s = self->sim;
+    if (j < 0 || j >= s->n_paths) {
+        PyErr_Format(PyExc_ValueError, "copy_piece: path %d does not exist (0..%d)", j, s->n_paths - 1);
+        return NULL;
+    }
+    if (b < 0 || b >= s->n_blocks) {
+        PyErr_Format(PyExc_ValueError, "copy_piece: block %lld does not exist", b);
+        return NULL;
+    }
+    return PyLong_FromLong(mps_copy_piece(s, (int32_t)b, j));
 }
 
 static PyObject *Sim_cancel(PyObject *obj, PyObject *arg) {
@@ -855,6 +891,8 @@ static const view_desc VIEWS[] = {
     VP("outage_losses", outage_losses, "q"),
     VP("outage_ack_losses", outage_ack_losses, "q"),
     VP("ack_losses", ack_losses, "q"),
+    VP("redundant_packets", redundant_packets, "q"),
+    VP("redundant_bytes", redundant_bytes, "q"),
     VP("rto_streak", rto_streak, "q"),
     VP("backup", backup, "?"),
     VQ("piece_arrival_ns", piece_arrival_ns, "q", 8),
@@ -1029,6 +1067,22 @@ SIM_GETTER(policy_work, PyLong_FromLongLong(s->policy_work))
 SIM_GETTER(last_event_ns, PyLong_FromLongLong(s->last_event_ns))
 SIM_GETTER(reward_total, PyFloat_FromDouble(s->reward_total))
 SIM_GETTER(seed, PyLong_FromUnsignedLongLong(s->seed))
+SIM_GETTER(copies, PyBool_FromLong(s->copies))
+SIM_GETTER(pieces_out, PyLong_FromLongLong(s->pieces_out))
+
+static int Sim_set_copies(PyObject *obj, PyObject *value, void *closure) {
+    SimObject *self = (SimObject *)obj;
+    if (!self->sim || self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "copies: the episode is not ready");
+        return -1;
+    }
+    if (!value || !PyBool_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "copies: expected True or False");
+        return -1;
+    }
+    self->sim->copies = value == Py_True;
+    return 0;
+}
 
 static PyGetSetDef Sim_getset[] = {
     {"now_ns", Sim_get_now_ns, NULL, "Current simulated time [ns].", NULL},
@@ -1061,6 +1115,10 @@ static PyGetSetDef Sim_getset[] = {
     {"last_event_ns", Sim_get_last_event_ns, NULL, "Time of the last processed event, -1 if none.", NULL},
     {"reward_total", Sim_get_reward_total, NULL, "Weight of blocks completed on time so far.", NULL},
     {"seed", Sim_get_seed, NULL, "Seed of the current episode.", NULL},
+    {"copies", Sim_get_copies, Sim_set_copies,
+     "Whether the policy may send copies of pieces in flight (docs/model.md 7.1): decision rounds then go on "
+     "while a piece is in flight, and apply(-2 - b) sends a copy of a piece of block b.", NULL},
+    {"pieces_out", Sim_get_pieces_out, NULL, "Pieces in flight (state OUT).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1070,7 +1128,11 @@ static PyMethodDef Sim_methods[] = {
      "clone() -> Sim: a deep copy of the episode as it stands, which continues exactly as this one would."},
     {"next_decision", Sim_next_decision, METH_NOARGS,
      "Run to the next decision point; returns the deciding path, or -1 when the episode is over."},
-    {"apply", Sim_apply, METH_O, "apply(block): send a packet of block on the pending path, or WAIT (-1)."},
+    {"apply", Sim_apply, METH_O,
+     "apply(action): send a packet of block action on the pending path, WAIT (-1), or (copies on) a copy of a "
+     "piece of block b in flight elsewhere (-2 - b)."},
+    {"copy_piece", Sim_copy_piece, METH_VARARGS,
+     "copy_piece(block, path) -> int: the piece a copy of block on path would carry, or -1 (docs/model.md 7.1)."},
     {"cancel", Sim_cancel, METH_O, "cancel(block): drop the block's unsent bytes (during a decision)."},
     {"run", Sim_run, METH_VARARGS,
      "run(name, params=(), until_ns=never): run the episode on with a native policy and its parameters, a "

@@ -81,6 +81,7 @@ int mps_min_rtt_ready_path(const mps_sim *s) {
 int mps_run(mps_sim *s, mps_policy *pol) { return mps_run_until(s, pol, MPS_NEVER); }
 
 int mps_run_until(mps_sim *s, mps_policy *pol, int64_t until_ns) {
+    if (pol->def->copies) s->copies = 1;
     if (pol->def->reset) pol->def->reset(s, pol);
     if (s->error) return -2;
     for (;;) {

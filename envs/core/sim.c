@@ -435,6 +435,7 @@ static size_t lay_out(mps_sim *s, char *base) {
     CARVE(s->blk_inflight, np);
     CARVE(s->blk_counted, n);
     CARVE(s->piece_state, pieces);
+    CARVE(s->piece_paths, pieces);
     CARVE(s->piece_received, pieces);
     CARVE(s->piece_next_lost, pieces);
     CARVE(s->blk_bytes_sent, np);
@@ -648,7 +649,7 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
     void **inside[] = {
         (void **)&c->blk, (void **)&c->arrival_ns, (void **)&c->first_send_ns, (void **)&c->completion_ns,
         (void **)&c->cancel_ns, (void **)&c->duplicate_bytes, (void **)&c->blk_bytes_sent, (void **)&c->blk_inflight,
-        (void **)&c->piece_state, (void **)&c->piece_received, (void **)&c->piece_next_lost, (void **)&c->blk_off,
+        (void **)&c->piece_state, (void **)&c->piece_paths, (void **)&c->piece_received, (void **)&c->piece_next_lost, (void **)&c->blk_off,
         (void **)&c->new_set.bits, (void **)&c->new_set.dl_bits, (void **)&c->lost_set.bits,
         (void **)&c->lost_set.dl_bits, (void **)&c->todo_set.bits, (void **)&c->todo_set.dl_bits,
         (void **)&c->dl_order, (void **)&c->dl_sorted, (void **)&c->blk_counted, (void **)&c->dsn_order,
@@ -731,7 +732,9 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->blk_bytes_sent, 0, (size_t)n * (size_t)P * sizeof(int64_t));
     memset(s->blk_inflight, 0, (size_t)n * (size_t)P * sizeof(int64_t));
     memset(s->piece_state, MPS_PIECE_UNSENT, (size_t)s->n_pieces);
+    memset(s->piece_paths, 0, (size_t)s->n_pieces);
     memset(s->piece_received, 0, (size_t)s->n_pieces);
+    s->pieces_out = 0;
     if (s->receiver == MPS_RECEIVER_IN_ORDER) {
         for (int64_t g = 0; g < s->n_pieces; g++)
             s->piece_arrival_ns[g] = s->piece_delivery_ns[g] = s->piece_first_send_ns[g] = -1;
@@ -793,6 +796,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->last_lost = 0;
         p->loss_bursts = 0;
         p->outage_losses = p->outage_ack_losses = p->ack_losses = p->rto_streak = 0;
+        p->redundant_packets = p->redundant_bytes = 0;
         p->last_send_ns = -1;
         p->packets_sent = p->bytes_sent = p->retransmissions = 0;
         p->queue_drops = p->random_losses = p->declared_lost = 0;
@@ -1341,8 +1345,11 @@ static void declare_lost(mps_sim *s, int j, mps_rec *r) {
     mps_block *k = &s->blk[b];
     add_inflight(s, b, j, -r->size);
     const int32_t g = k->piece_off + r->piece;
-    if (s->piece_state[g] != MPS_PIECE_OUT) return;
+    s->piece_paths[g] &= (uint8_t)~(1u << j);
+    /* a piece with a copy still in flight on another path stays OUT (7.1, copies) */
+    if (s->piece_state[g] != MPS_PIECE_OUT || s->piece_paths[g]) return;
     s->piece_state[g] = MPS_PIECE_LOST;
+    s->pieces_out--;
     if ((k->flags & MPS_BLK_CANCELLED) && s->receiver == MPS_RECEIVER_BLOCK) return;
     s->piece_next_lost[g] = -1;
     if (k->lost_tail < 0)
@@ -1470,12 +1477,38 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
         k->flags |= MPS_BLK_SENT;
         s->first_send_ns[b] = s->now;
     }
-    s->piece_state[g] = MPS_PIECE_OUT;
+    s->piece_state[g] = MPS_PIECE_OUT; /* from UNSENT or LOST */
+    s->pieces_out++;
+    s->piece_paths[g] = (uint8_t)(1u << j);
     const int64_t bj = (int64_t)b * s->n_paths + j;
     s->blk_bytes_sent[bj] += size;
     add_inflight(s, b, j, size);
     transmit(s, j, b, piece, size, retransmission);
     update_window(s);
+    update_sendable(s, b);
+}
+
+int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j) {
+    if (b < 0 || b >= s->n_blocks) return -1;
+    const mps_block *k = &s->blk[b];
+    if ((k->flags & (MPS_BLK_ARRIVED | MPS_BLK_CANCELLED)) != MPS_BLK_ARRIVED) return -1;
+    const uint8_t bit = (uint8_t)(1u << j);
+    for (int32_t g = k->piece_off; g < k->piece_off + k->next_new; g++)
+        if (s->piece_state[g] == MPS_PIECE_OUT && !(s->piece_paths[g] & bit)) return g;
+    return -1;
+}
+
+/* 7.1, copies: piece g of block b once more, on path j; the piece stays OUT */
+static void send_copy(mps_sim *s, int j, int32_t b, int32_t g) {
+    mps_block *k = &s->blk[b];
+    const int32_t piece = g - k->piece_off;
+    const int32_t size = piece_size(s, k, piece);
+    s->piece_paths[g] |= (uint8_t)(1u << j);
+    s->blk_bytes_sent[(int64_t)b * s->n_paths + j] += size;
+    add_inflight(s, b, j, size);
+    s->paths[j].redundant_packets++;
+    s->paths[j].redundant_bytes += size;
+    transmit(s, j, b, piece, size, 0);
     update_sendable(s, b);
 }
 
@@ -1522,6 +1555,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         if (pst != MPS_PIECE_ACKED) {
             if (pst == MPS_PIECE_LOST && (!(k->flags & MPS_BLK_CANCELLED) || s->receiver == MPS_RECEIVER_IN_ORDER))
                 k->lost_pending_bytes -= pk.size;
+            if (pst == MPS_PIECE_OUT) s->pieces_out--;
             s->piece_state[g] = MPS_PIECE_ACKED;
             k->acked_bytes += pk.size;
             if (k->acked_bytes == k->size_bytes) k->flags |= MPS_BLK_ACKED;
@@ -1754,7 +1788,7 @@ int mps_next_decision(mps_sim *s) {
     for (;;) {
         if (s->in_rounds) {
             while (s->round_j < P) {
-                if (mps_n_sendable(s) == 0) {
+                if (mps_n_sendable(s) == 0 && !(s->copies && s->pieces_out > 0)) {
                     s->in_rounds = 0;
                     break;
                 }
@@ -1815,8 +1849,14 @@ int mps_apply(mps_sim *s, int32_t block) {
     const int j = s->pending;
     if (block == MPS_WAIT) {
         s->waited[j] = 1;
+    } else if (block < MPS_WAIT) {
+        const int32_t b = MPS_COPY_BLOCK(block);
+        const int32_t g = s->copies ? mps_copy_piece(s, b, j) : -1;
+        if (g < 0) return -1;
+        send_copy(s, j, b, g);
+        s->sent_any = 1;
     } else {
-        if (block < 0 || block >= s->n_blocks || !mps_block_sendable(s, block)) return -1;
+        if (block >= s->n_blocks || !mps_block_sendable(s, block)) return -1;
         send_packet(s, j, block);
         s->sent_any = 1;
     }

@@ -25,6 +25,10 @@
 #define MPS_MAX_LINKS 16
 #define MPS_NEVER INT64_MAX
 #define MPS_WAIT (-1)
+/* The action that sends, on the deciding path, a copy of a piece of block b in flight on
+ * another path (7.1, copies): every value below MPS_WAIT names one block. */
+#define MPS_COPY(b) (-2 - (b))
+#define MPS_COPY_BLOCK(a) (-2 - (a))
 /* Largest horizon accepted, so that time + any service or delay never overflows. */
 #define MPS_MAX_TIME_NS (INT64_C(1) << 62)
 #define MPS_MAX_RATE_BPS INT64_C(1000000000000)
@@ -252,6 +256,7 @@ typedef struct {
     int64_t loss_bursts; /* maximal runs of consecutive randomly lost packets */
     int64_t outage_losses, outage_ack_losses; /* packets and acknowledgements lost to outages (4, 6) */
     int64_t ack_losses; /* acknowledgements lost at random (6) */
+    int64_t redundant_packets, redundant_bytes; /* copies of pieces in flight elsewhere (7.1) */
     int64_t rto_streak; /* timeouts since the last newly acknowledged packet (7.5); > 0 only in RTO recovery */
     /* configuration */
     int64_t fwd_delay_ns, rev_delay_ns;
@@ -335,6 +340,8 @@ struct mps_sim {
     int32_t starts_pending;            /* subflows whose start event has not happened */
     /* decision rounds (9) */
     int32_t in_rounds, round_j, sent_any, pending;
+    int32_t copies;     /* the policy may send copies (7.1): rounds go on while a piece is in flight */
+    int64_t pieces_out; /* pieces in state OUT */
     int64_t published_ns; /* time at which the paths' rates were last written (10) */
     uint8_t waited[MPS_MAX_PATHS];
     int64_t decisions;
@@ -352,6 +359,7 @@ struct mps_sim {
     int64_t *blk_inflight;   /* n_blocks x n_paths */
     /* pieces */
     uint8_t *piece_state;
+    uint8_t *piece_paths; /* bit j: path j sent the piece and has not declared that packet lost (7.1) */
     uint8_t *piece_received;
     int32_t *piece_next_lost;
 
@@ -418,9 +426,12 @@ void mps_sim_reset(mps_sim *s, uint64_t seed);
 /* Runs events and decision rounds until a path must decide; returns that path, or -1
  * when the episode is over, or -2 on an error (s->error). */
 int mps_next_decision(mps_sim *s);
-/* Applies a decision for the pending path: a block index or MPS_WAIT.
+/* Applies a decision for the pending path: a block index, MPS_WAIT or MPS_COPY(block).
  * Returns 0, or -1 when the block cannot be sent now (nothing changes). */
 int mps_apply(mps_sim *s, int32_t block);
+/* The piece of block b that a copy on path j would carry (7.1: the lowest piece in state
+ * OUT with no packet in flight on j, of an arrived block that is not cancelled), or -1. */
+int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j);
 /* Cancels a block during a decision (section 9). Returns 0 or -1 if the block has not
  * arrived or does not exist. */
 int mps_cancel(mps_sim *s, int32_t block);
