@@ -9,9 +9,11 @@ specification of a native twin (envs/core/policies/redundancy.c).
 
 from __future__ import annotations
 
-from ..envs.policy import WAIT, Observation, Policy, copy_of
+import numpy as np
 
-__all__ = ["Redundant"]
+from ..envs.policy import WAIT, Observation, Policy
+
+__all__ = ["Redundant", "XquicReinjection"]
 
 
 class Redundant(Policy):
@@ -40,7 +42,80 @@ class Redundant(Policy):
         if not obs.backup[j]:
             copyable = obs.copyable()
             if len(copyable):
-                return copy_of(int(copyable[0]))
+                return obs.copy(int(copyable[0]))
+        sendable = obs.sendable()
+        if not len(sendable):
+            return WAIT
+        srtt = obs.srtt_ns
+        for i in range(obs.n_paths):
+            if i != j and obs.can_send[i] and (srtt[i], i) < (srtt[j], j):
+                return WAIT
+        return int(sendable[0])
+
+
+class XquicReinjection(Policy):
+    """xquic's deadline reinjection on its MinRTT scheduler.
+
+    Alibaba xquic, reinjection control ``deadline`` (``xqc_reinj_deadline.c``): before new
+    data is scheduled, a packet still in flight that has not been reinjected is sent once
+    more on another path once it has been in flight for
+    ``max(min(srtt_factor * min_srtt, hard_deadline), lower_bound)``, ``min_srtt`` the
+    smallest smoothed RTT of the connection's paths (xquic's defaults: factor 2, no hard
+    deadline, no lower bound). New data goes by MinRTT, xquic's default scheduler.
+
+    Mapping onto the decision point: path ``j`` copies the piece that has waited longest
+    (smallest latest transmission time, then lowest index) among the pieces in flight on
+    exactly one path, not ``j``, for at least that long (docs/model.md 7.1); otherwise new
+    data as :class:`MinRTT`. "Not reinjected" is read as "in flight on one path only": a
+    copy whose original was declared lost may be reinjected again, which xquic's packet
+    flags would not allow. The check runs at decision points (xquic runs it before each
+    scheduling pass, which acknowledgements and timers start): a piece that becomes due
+    between two events waits for the next one.
+
+    Parameters
+    ----------
+    srtt_factor : float
+        Multiple of the smallest smoothed RTT after which a packet is reinjected.
+    hard_deadline_ms : float
+        Upper bound of that time (the default, 1e9 ms, never binds).
+    lower_bound_ms : float
+        Lower bound of that time.
+    """
+
+    name = "xquic-reinject"
+    native = "xquic_reinject"
+    copies = True
+    paper = "xquic deadline reinjection (xqc_reinj_deadline.c) with its MinRTT scheduler"
+
+    def __init__(self, srtt_factor: float = 2.0, hard_deadline_ms: float = 1e9, lower_bound_ms: float = 0.0) -> None:
+        super().__init__()
+        for key, value, high in (("srtt_factor", srtt_factor, 1000.0), ("hard_deadline_ms", hard_deadline_ms, 1e9),
+                                 ("lower_bound_ms", lower_bound_ms, 1e9)):
+            if not 0.0 <= float(value) <= high:
+                raise ValueError(f"{key} must be in [0, {high:g}], got {value!r}")
+        self.srtt_factor = float(srtt_factor)
+        self.hard_deadline_ms = float(hard_deadline_ms)
+        self.lower_bound_ms = float(lower_bound_ms)
+
+    def reinjection_after_ns(self, obs: Observation) -> float:
+        """``max(min(srtt_factor * min_srtt, hard_deadline), lower_bound)`` in ns."""
+        flexible = self.srtt_factor * float(int(obs.srtt_ns.min()))
+        return max(min(flexible, self.hard_deadline_ms * 1e6), self.lower_bound_ms * 1e6)
+
+    def decide(self, obs: Observation) -> int:
+        j = obs.path
+        paths = obs.piece_paths.astype(np.int64)
+        single = (paths & (paths - 1)) == 0
+        candidates = np.flatnonzero(obs.piece_in_flight & single & ((paths >> j) & 1 == 0))
+        if len(candidates):
+            blocks = np.searchsorted(obs.piece_off, candidates, side="right") - 1
+            sent = obs.piece_sent_ns[candidates]
+            due = (~obs.cancelled[blocks]) & ((obs.now_ns - sent).astype(np.float64) >= self.reinjection_after_ns(obs))
+            if due.any():
+                pieces, times = candidates[due], sent[due]
+                g = int(pieces[np.lexsort((pieces, times))[0]])
+                b = int(np.searchsorted(obs.piece_off, g, side="right") - 1)
+                return obs.copy(b, g - int(obs.piece_off[b]))
         sendable = obs.sendable()
         if not len(sendable):
             return WAIT

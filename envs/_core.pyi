@@ -20,6 +20,7 @@ FLAG_COMPLETE: int
 FLAG_ON_TIME: int
 FLAG_ACKED: int
 FLAG_SENT: int
+PIECE_OUT: int
 OBS_SLOT_FEATURES: tuple[str, ...]
 OBS_PATH_FEATURES: tuple[str, ...]
 

@@ -3,9 +3,9 @@
 A decision point happens whenever a path can send a packet and some block has bytes to
 send (docs/model.md section 9). The policy answers with the index of a sendable block or
 :data:`WAIT`, and may cancel blocks first. A policy with ``copies = True`` may also
-answer :func:`copy_of` a block: a copy, on the deciding path, of one of its pieces in
-flight on another path (redundancy, early reinjection; docs/model.md 7.1); its decision
-points then go on while any piece is in flight. Everything a policy can read is what a real
+answer :meth:`Observation.copy`: a copy, on the deciding path, of a piece in flight on
+another path (redundancy, early reinjection; docs/model.md 7.1); its decision points then
+go on while any piece is in flight. Everything a policy can read is what a real
 sender knows: the blocks handed to it so far, their sent/acknowledged bytes, and each
 subflow's congestion-control state. Future blocks and receiver state are hidden.
 """
@@ -22,19 +22,10 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["WAIT", "copy_of", "Observation", "Policy", "DecidingPolicy", "TwinMismatch", "check_twin"]
+__all__ = ["WAIT", "Observation", "Policy", "DecidingPolicy", "TwinMismatch", "check_twin"]
 
 WAIT: int = _core.WAIT
 """The action that leaves the deciding path idle until something changes."""
-
-
-def copy_of(block: int) -> int:
-    """The action that sends, on the deciding path, a copy of block ``block``'s lowest
-    piece in flight that this path has not sent (:meth:`Observation.copy_piece`); only for
-    a policy with ``copies = True`` (docs/model.md 7.1)."""
-    if block < 0:
-        raise ValueError(f"copy_of: block {block} does not exist")
-    return -2 - int(block)
 
 
 class Observation:
@@ -56,7 +47,8 @@ class Observation:
     __slots__ = (
         "_sim", "_sendable_buf", "n_paths", "mss_bytes", "path_names",
         "_arrival", "_size", "_deadline", "_priority", "_weight", "_unsent", "_lost", "_acked",
-        "_first_send", "_bytes_sent", "_inflight", "_flags", "_piece_off",
+        "_first_send", "_bytes_sent", "_inflight", "_flags", "_piece_off", "_piece_sent", "_piece_paths",
+        "_piece_state",
         "srtt_ns", "rttvar_ns", "min_rtt_ns", "rto_ns", "cwnd_bytes", "path_inflight_bytes",
         "delivery_rate_bps", "recovery", "can_send", "last_send_ns", "rate_bps", "link_rate_bps", "rto_streak",
         "backup",
@@ -84,6 +76,9 @@ class Observation:
         self._bytes_sent = view("bytes_sent")
         self._inflight = view("inflight_bytes")
         self._piece_off = view("piece_off")
+        self._piece_sent = view("piece_sent_ns")
+        self._piece_paths = view("piece_paths")
+        self._piece_state = view("piece_state")
         self._flags = view("flags")
         self.srtt_ns: np.ndarray = view("srtt_ns")
         """Smoothed RTT per path (RFC 6298)."""
@@ -166,15 +161,48 @@ class Observation:
         return bool(self._sim.copies)
 
     def copy_piece(self, block: int) -> int:
-        """The piece (index within the block) that :func:`copy_of` ``block`` would send
-        on the deciding path, or -1 when there is none: the block's lowest piece in
-        flight that this path has not sent, or sent and declared lost (docs/model.md 7.1)."""
+        """The lowest piece (index within the block) of ``block`` that the deciding path
+        may copy, or -1 when there is none: a piece in flight that this path has not sent,
+        or sent and declared lost (docs/model.md 7.1)."""
         g = self._sim.copy_piece(block, self._sim.pending_path)
         return -1 if g < 0 else g - int(self._piece_off[block])
 
+    def copy(self, block: int, piece: int | None = None) -> int:
+        """The action that sends, on the deciding path, a copy of piece ``piece`` of
+        ``block`` (default: :meth:`copy_piece`); only for a policy with ``copies = True``
+        (docs/model.md 7.1). The simulator refuses a piece the path may not copy."""
+        if not 0 <= block < self.n_arrived:
+            raise ValueError(f"copy: block {block} has not arrived or does not exist")
+        if piece is None:
+            piece = self.copy_piece(block)
+            if piece < 0:
+                raise ValueError(f"copy: block {block} has no piece that path {self.path} may copy")
+        return -2 - (int(self._piece_off[block]) + int(piece))
+
+    @property
+    def piece_off(self) -> np.ndarray:
+        """Index of each arrived block's first piece among all pieces (its pieces follow)."""
+        return self._piece_off[: self.n_arrived]
+
+    @property
+    def piece_sent_ns(self) -> np.ndarray:
+        """Time of each piece's latest transmission (new, retransmission or copy), -1 if
+        never sent; indexed by piece among all pieces."""
+        return self._piece_sent
+
+    @property
+    def piece_paths(self) -> np.ndarray:
+        """Per piece, bit j set while path j has it in flight (sent and not declared lost)."""
+        return self._piece_paths
+
+    @property
+    def piece_in_flight(self) -> np.ndarray:
+        """Per piece, whether it is in flight and not acknowledged (state OUT)."""
+        return self._piece_state == _core.PIECE_OUT
+
     def copyable(self) -> np.ndarray:
-        """Blocks that :func:`copy_of` may name on the deciding path, ascending; empty
-        when the episode does not take copies."""
+        """Blocks with a piece the deciding path may copy (:meth:`copy`), ascending;
+        empty when the episode does not take copies."""
         if not self._sim.copies:
             return np.empty(0, dtype=np.int64)
         j = self._sim.pending_path
@@ -316,7 +344,7 @@ class Policy:
     deadline_aware: bool = False
     """Whether it gives up on blocks that can no longer make their deadline."""
     copies: bool = False
-    """Whether it sends copies of pieces in flight (:func:`copy_of`); the episode then
+    """Whether it sends copies of pieces in flight (:meth:`Observation.copy`); the episode then
     asks it also while nothing but copies could be sent (docs/model.md 7.1)."""
 
     def __init__(self) -> None:

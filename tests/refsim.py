@@ -434,6 +434,7 @@ class Block:
         # §7.1 copies: the paths that sent each piece and have not declared that packet
         # lost (the set matters only while the piece is OUT: an acknowledgement is final).
         self.piece_paths: list[set[int]] = [set() for _ in range(self.n_pieces)]
+        self.piece_sent_ns = [-1] * self.n_pieces  # §7.1: each piece's latest transmission
         # §6 receiver state.
         self.received = [False] * self.n_pieces
         self.recv_bytes = 0
@@ -701,8 +702,8 @@ class DecisionView:
 
     @property
     def copyable(self) -> list[int]:
-        """§7.1 copies: blocks with a piece a copy on this path would carry, ascending."""
-        return self._sim.copyable_blocks(self.path) if self._sim.copies else []
+        """§7.1 copies: pieces (counted over all blocks) this path may copy, ascending."""
+        return self._sim.copyable_pieces(self.path) if self._sim.copies else []
 
     def cancel(self, block: int) -> None:
         self._sim.cancel(int(block), self.now_ns)
@@ -1043,30 +1044,34 @@ class Simulator:
     def sendable_blocks(self) -> list[int]:
         return [blk.index for blk in self.blocks if self.sendable(blk)]
 
-    def copy_piece(self, b: int, j: int) -> int | None:
-        """§7.1 copies: the lowest piece of block b in state OUT with no packet in flight
-        on path j, for an arrived block that is not cancelled; None if there is none."""
-        blk = self.blocks[b]
-        if not blk.arrived or blk.cancelled:
-            return None
-        for i in range(blk.next_new):
-            if blk.piece_state[i] == OUT and j not in blk.piece_paths[i]:
-                return i
-        return None
-
-    def copyable_blocks(self, j: int) -> list[int]:
-        return [blk.index for blk in self.blocks if self.copy_piece(blk.index, j) is not None]
-
     def any_piece_out(self) -> bool:
         return any(OUT in blk.piece_state for blk in self.blocks)
 
-    def send_copy(self, sf: Subflow, b: int, t: int) -> None:
-        """§7.1 copies: the piece of copy_piece once more on sf; it stays OUT."""
+    def piece_of(self, g: int) -> tuple[int, int]:
+        """(block, piece within it) of piece g counted over all blocks."""
+        b = max(blk.index for blk in self.blocks if blk.piece_off <= g)
+        return b, g - self.blocks[b].piece_off
+
+    def piece_copyable(self, g: int, j: int) -> bool:
+        """§7.1 copies: piece g is OUT, path j does not have it, its block arrived and is
+        not cancelled."""
+        if not 0 <= g < sum(blk.n_pieces for blk in self.blocks):
+            return False
+        b, i = self.piece_of(g)
         blk = self.blocks[b]
-        piece = self.copy_piece(b, sf.j)
-        assert piece is not None
+        return blk.arrived and not blk.cancelled and blk.piece_state[i] == OUT and j not in blk.piece_paths[i]
+
+    def copyable_pieces(self, j: int) -> list[int]:
+        return [blk.piece_off + i for blk in self.blocks for i in range(blk.n_pieces)
+                if self.piece_copyable(blk.piece_off + i, j)]
+
+    def send_copy(self, sf: Subflow, g: int, t: int) -> None:
+        """§7.1 copies: piece g once more on sf; it stays OUT."""
+        b, piece = self.piece_of(g)
+        blk = self.blocks[b]
         size = blk.piece_size(piece)
         blk.piece_paths[piece].add(sf.j)
+        blk.piece_sent_ns[piece] = t
         blk.bytes_sent[sf.j] += size
         blk.inflight_bytes[sf.j] += size
         sf.redundant_packets += 1
@@ -1106,6 +1111,7 @@ class Simulator:
             blk.first_send_ns = t
         blk.piece_state[piece] = OUT
         blk.piece_paths[piece] = {sf.j}
+        blk.piece_sent_ns[piece] = t
         blk.bytes_sent[sf.j] += size
         blk.inflight_bytes[sf.j] += size
         if is_retransmission:
@@ -1431,10 +1437,10 @@ class Simulator:
         view = DecisionView(self, t, j, self.decisions)
         self.decisions += 1
         action = int(self.policy(view))
-        if action < WAIT:  # §7.1 copies: -2 - b, a copy of a piece of block b
-            b = -2 - action
-            if not self.copies or b >= len(self.blocks) or self.copy_piece(b, j) is None:
-                raise ValueError(f"policy chose a copy of block {b} at path {j}, t={t}, which has none to copy")
+        if action < WAIT:  # §7.1 copies: -2 - g, a copy of piece g
+            g = -2 - action
+            if not self.copies or not self.piece_copyable(g, j):
+                raise ValueError(f"policy chose a copy of piece {g} at path {j}, t={t}, which it may not copy")
         elif action != WAIT and action not in self.sendable_blocks():
             raise ValueError(
                 f"policy chose block {action} at path {j}, t={t}, which is not sendable"
@@ -1527,6 +1533,7 @@ class Simulator:
             "piece_delivery_ns": list(self.piece_delivery_ns) if in_order else None,
             "piece_first_send_ns": list(self.piece_first_send_ns) if in_order else None,
             "dsn_order": list(self.dsn_order) if in_order else None,
+            "piece_sent_ns": [x for blk in blocks for x in blk.piece_sent_ns],
             "rcv_nxt": self.rcv_nxt if in_order else None,
             "decisions": self.decisions,
             "reward": self.reward,

@@ -60,6 +60,7 @@ CROSS_OUTPUTS = {
     "cwnd_bytes": "cross_final_cwnd_bytes",
     "srtt_ns": "cross_final_srtt_ns",
 }
+PIECE_OUTPUTS = ("piece_sent_ns",)
 IN_ORDER_OUTPUTS = ("piece_arrival_ns", "piece_delivery_ns", "piece_first_send_ns", "dsn_order", "rcv_nxt")
 
 
@@ -238,7 +239,7 @@ def scripted_policy(view: Any) -> int:
 
 def copying_policy(view: Any) -> int:
     """:func:`scripted_policy` with copies (docs/model.md 7.1): a third of the decisions
-    copy a pseudo-random block with a piece in flight elsewhere; with nothing sendable, a
+    copy a pseudo-random piece in flight that the path may copy; with nothing sendable, a
     copy when there is one to send, else WAIT."""
     h = (view.decision_index * 2654435761 + view.now_ns) % 1_000_003
     copyable = view.copyable
@@ -285,9 +286,17 @@ class CoreView:
 
     @property
     def copyable(self) -> list[int]:
+        """Pieces (counted over all blocks) this path may copy, ascending."""
         if not self._sim.copies:
             return []
-        return [b for b in range(self._sim.n_blocks) if self._sim.copy_piece(b, self.path) >= 0]
+        state = np.asarray(self._sim.view("piece_state"))
+        on = np.asarray(self._sim.view("piece_paths"))
+        flags = np.asarray(self._sim.view("flags"))
+        first = np.asarray(self._sim.view("piece_off"))
+        block = np.searchsorted(first, np.arange(len(state)), side="right") - 1
+        usable = (flags[block] & (_core.FLAG_ARRIVED | _core.FLAG_CANCELLED)) == _core.FLAG_ARRIVED
+        free = (on & (1 << self.path)) == 0
+        return np.flatnonzero((state == _core.PIECE_OUT) & free & usable).tolist()
 
     def cancel(self, block: int) -> None:
         self._sim.cancel(block)
@@ -320,6 +329,8 @@ def run_core(spec: dict[str, Any], policy: str | Callable[[Any], int]) -> dict[s
             out[name] = np.array(sim.view(name), copy=True)
         out["dsn_order"] = np.array(sim.view("dsn_order"), copy=True)[: sim.n_dsn]
         out["rcv_nxt"] = sim.rcv_nxt
+    for name in PIECE_OUTPUTS:
+        out[name] = np.array(sim.view(name), copy=True)
     out["rbuf_used"] = sim.rbuf_used
     out["decisions"] = sim.decisions
     out["reward"] = sim.reward_total

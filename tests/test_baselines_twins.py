@@ -40,6 +40,8 @@ NARROWED: dict[str, dict[str, st.SearchStrategy]] = {
     "dtp": {"priority_weight": st.floats(0.0, 1.0)},
     "ecf": {"beta": st.floats(0.0, 1.0), "rate_thresholds": st.booleans()},
     "sa-ecf": {"quantum_bytes": st.integers(1, 20_000)},
+    "xquic-reinject": {"srtt_factor": st.floats(0.0, 4.0), "hard_deadline_ms": st.floats(0.0, 500.0),
+                       "lower_bound_ms": st.floats(0.0, 100.0)},
 }
 
 

@@ -17,6 +17,7 @@ from specs import (
     CROSS_OUTPUTS,
     IN_ORDER_OUTPUTS,
     PATH_OUTPUTS,
+    PIECE_OUTPUTS,
     copying_policy,
     core_specs,
     rate_aware_policy,
@@ -34,7 +35,7 @@ def assert_same(spec: dict, policy_name: str) -> None:
     policy = POLICIES[policy_name]
     ref = run_reference(spec, policy)
     core = run_core(spec, policy)
-    keys = COMPARED + (list(IN_ORDER_OUTPUTS) if spec["receiver"] == "in_order" else [])
+    keys = COMPARED + list(PIECE_OUTPUTS) + (list(IN_ORDER_OUTPUTS) if spec["receiver"] == "in_order" else [])
     for key in keys:
         expected = np.asarray(ref[key], dtype=np.asarray(core[key]).dtype)
         np.testing.assert_array_equal(np.asarray(core[key]), expected, err_msg=f"{key} differs ({policy_name})")

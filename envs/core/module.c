@@ -687,19 +687,19 @@ static PyObject *Sim_apply(PyObject *obj, PyObject *arg) {
         PyErr_SetString(PyExc_RuntimeError, "no decision is pending: call next_decision() first");
         return NULL;
     }
-    if (b < MPS_WAIT) { /* MPS_COPY(block) */
-        const long long c = -2 - b;
+    if (b < MPS_WAIT) { /* MPS_COPY(piece) */
+        const long long g = -2 - b;
         if (!s->copies) {
             PyErr_Format(PyExc_ValueError,
-                         "action %lld: a copy of block %lld, but this episode does not take copies (a policy that "
-                         "sends them sets copies = True)", b, c);
+                         "action %lld: a copy of piece %lld, but this episode does not take copies (a policy that "
+                         "sends them sets copies = True)", b, g);
             return NULL;
         }
-        if (c >= s->n_blocks || mps_copy_piece(s, (int32_t)c, s->pending) < 0) {
-            PyErr_Format(PyExc_ValueError, "action %lld: block %lld %s", b, c,
-                         c >= s->n_blocks ? "does not exist"
-                                          : "has no piece in flight that is not already on this path (or it was "
-                                            "cancelled, or has not arrived)");
+        if (g >= s->n_pieces || !mps_piece_copyable(s, g, s->pending)) {
+            PyErr_Format(PyExc_ValueError, "action %lld: piece %lld %s", b, g,
+                         g >= s->n_pieces ? "does not exist"
+                                          : "cannot be copied on this path (it is not in flight, this path has it in "
+                                            "flight already, or its block was cancelled)");
             return NULL;
         }
         mps_apply(s, (int32_t)b);
@@ -831,7 +831,7 @@ static PyObject *Sim_sendable(PyObject *obj, PyObject *arg) {
 /* Arrays that can be viewed: a field of the block records (stride 64 bytes), a cold
  * per-block array, a per-block x path array, a field of the path records, or a
  * per-piece array of the in-order receiver. */
-enum { V_BLOCK, V_COLD, V_BLOCK_PATH, V_PATH, V_PIECE };
+enum { V_BLOCK, V_COLD, V_BLOCK_PATH, V_PATH, V_PIECE, V_PIECE_ALL };
 
 typedef struct {
     const char *name;
@@ -846,6 +846,7 @@ typedef struct {
 #define VX(name, field) {name, V_BLOCK_PATH, "q", 8, offsetof(mps_sim, field)}
 #define VP(name, field, fmt) {name, V_PATH, fmt, sizeof(((mps_path *)0)->field), offsetof(mps_path, field)}
 #define VQ(name, field, fmt, size) {name, V_PIECE, fmt, size, offsetof(mps_sim, field)}
+#define VA(name, field, fmt, size) {name, V_PIECE_ALL, fmt, size, offsetof(mps_sim, field)}
 
 static const view_desc VIEWS[] = {
     VC("arrival_ns", arrival_ns),
@@ -895,6 +896,9 @@ static const view_desc VIEWS[] = {
     VP("redundant_bytes", redundant_bytes, "q"),
     VP("rto_streak", rto_streak, "q"),
     VP("backup", backup, "?"),
+    VA("piece_state", piece_state, "B", 1),
+    VA("piece_paths", piece_paths, "B", 1),
+    VA("piece_sent_ns", piece_sent_ns, "q", 8),
     VQ("piece_arrival_ns", piece_arrival_ns, "q", 8),
     VQ("piece_delivery_ns", piece_delivery_ns, "q", 8),
     VQ("piece_first_send_ns", piece_first_send_ns, "q", 8),
@@ -923,6 +927,8 @@ static PyObject *make_view(PyObject *obj, const char *name, int cross) {
                 PyErr_Format(PyExc_KeyError, "view: '%s' exists only with the in-order receiver", name);
                 return NULL;
             }
+            /* fall through */
+        case V_PIECE_ALL:
             return make_buffer(obj, *(void **)((char *)s + d->offset), d->format, d->itemsize, s->n_pieces, 0,
                                d->itemsize);
         default:
@@ -1117,7 +1123,7 @@ static PyGetSetDef Sim_getset[] = {
     {"seed", Sim_get_seed, NULL, "Seed of the current episode.", NULL},
     {"copies", Sim_get_copies, Sim_set_copies,
      "Whether the policy may send copies of pieces in flight (docs/model.md 7.1): decision rounds then go on "
-     "while a piece is in flight, and apply(-2 - b) sends a copy of a piece of block b.", NULL},
+     "while a piece is in flight, and apply(-2 - g) sends a copy of piece g.", NULL},
     {"pieces_out", Sim_get_pieces_out, NULL, "Pieces in flight (state OUT).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1129,10 +1135,11 @@ static PyMethodDef Sim_methods[] = {
     {"next_decision", Sim_next_decision, METH_NOARGS,
      "Run to the next decision point; returns the deciding path, or -1 when the episode is over."},
     {"apply", Sim_apply, METH_O,
-     "apply(action): send a packet of block action on the pending path, WAIT (-1), or (copies on) a copy of a "
-     "piece of block b in flight elsewhere (-2 - b)."},
+     "apply(action): send a packet of block action on the pending path, WAIT (-1), or (copies on) a copy of "
+     "piece g (its index among all pieces) in flight elsewhere (-2 - g)."},
     {"copy_piece", Sim_copy_piece, METH_VARARGS,
-     "copy_piece(block, path) -> int: the piece a copy of block on path would carry, or -1 (docs/model.md 7.1)."},
+     "copy_piece(block, path) -> int: the lowest piece of block (its index among all pieces) that path may "
+     "copy, or -1 (docs/model.md 7.1)."},
     {"cancel", Sim_cancel, METH_O, "cancel(block): drop the block's unsent bytes (during a decision)."},
     {"run", Sim_run, METH_VARARGS,
      "run(name, params=(), until_ns=never): run the episode on with a native policy and its parameters, a "
@@ -1501,6 +1508,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyModule_AddIntConstant(m, "FLAG_ON_TIME", MPS_BLK_ON_TIME) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_ACKED", MPS_BLK_ACKED) < 0 ||
         PyModule_AddIntConstant(m, "FLAG_SENT", MPS_BLK_SENT) < 0 ||
+        PyModule_AddIntConstant(m, "PIECE_OUT", MPS_PIECE_OUT) < 0 ||
         add_names(m, "OBS_SLOT_FEATURES", mps_obs_slot_names, MPS_OBS_BLOCK_BASE) < 0 ||
         add_names(m, "OBS_PATH_FEATURES", mps_obs_path_names, MPS_OBS_PATH_FEATURES) < 0) {
         Py_DECREF(m);

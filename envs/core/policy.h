@@ -41,7 +41,7 @@ typedef struct mps_policy_def {
     size_t (*state_bytes)(const mps_sim *s);
     /* called at the start of an episode with zeroed state; NULL: nothing to do */
     void (*reset)(mps_sim *s, mps_policy *pol);
-    /* the block to send on path j (or MPS_WAIT, or MPS_COPY(block) when copies is set);
+    /* the block to send on path j (or MPS_WAIT, or MPS_COPY(piece) when copies is set);
      * may cancel blocks through mps_cancel */
     int32_t (*decide)(mps_sim *s, mps_policy *pol, int j);
     /* 1: the policy sends copies of pieces in flight (docs/model.md 7.1); the episode is

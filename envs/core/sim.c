@@ -436,6 +436,7 @@ static size_t lay_out(mps_sim *s, char *base) {
     CARVE(s->blk_counted, n);
     CARVE(s->piece_state, pieces);
     CARVE(s->piece_paths, pieces);
+    CARVE(s->piece_sent_ns, pieces);
     CARVE(s->piece_received, pieces);
     CARVE(s->piece_next_lost, pieces);
     CARVE(s->blk_bytes_sent, np);
@@ -649,7 +650,7 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
     void **inside[] = {
         (void **)&c->blk, (void **)&c->arrival_ns, (void **)&c->first_send_ns, (void **)&c->completion_ns,
         (void **)&c->cancel_ns, (void **)&c->duplicate_bytes, (void **)&c->blk_bytes_sent, (void **)&c->blk_inflight,
-        (void **)&c->piece_state, (void **)&c->piece_paths, (void **)&c->piece_received, (void **)&c->piece_next_lost, (void **)&c->blk_off,
+        (void **)&c->piece_state, (void **)&c->piece_paths, (void **)&c->piece_sent_ns, (void **)&c->piece_received, (void **)&c->piece_next_lost, (void **)&c->blk_off,
         (void **)&c->new_set.bits, (void **)&c->new_set.dl_bits, (void **)&c->lost_set.bits,
         (void **)&c->lost_set.dl_bits, (void **)&c->todo_set.bits, (void **)&c->todo_set.dl_bits,
         (void **)&c->dl_order, (void **)&c->dl_sorted, (void **)&c->blk_counted, (void **)&c->dsn_order,
@@ -733,6 +734,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->blk_inflight, 0, (size_t)n * (size_t)P * sizeof(int64_t));
     memset(s->piece_state, MPS_PIECE_UNSENT, (size_t)s->n_pieces);
     memset(s->piece_paths, 0, (size_t)s->n_pieces);
+    memset(s->piece_sent_ns, 0xff, (size_t)s->n_pieces * sizeof(int64_t)); /* -1: never sent */
     memset(s->piece_received, 0, (size_t)s->n_pieces);
     s->pieces_out = 0;
     if (s->receiver == MPS_RECEIVER_IN_ORDER) {
@@ -1257,6 +1259,20 @@ static void complete_bytes(mps_sim *s, int32_t b, int32_t size, int64_t t) {
     }
 }
 
+/* The largest b with piece_off <= g: pieces were numbered in block order, so a binary
+ * search over the block records finds the block of a piece. */
+int32_t mps_piece_block(const mps_sim *s, int32_t g) {
+    int32_t lo = 0, hi = s->n_blocks;
+    while (hi - lo > 1) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        if (s->blk[mid].piece_off <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* 6.2: deliver in sequence every piece that can be; with the stream sequence, skip
  * abandoned pieces. */
 static void deliver_in_order(mps_sim *s, int64_t t) {
@@ -1264,16 +1280,7 @@ static void deliver_in_order(mps_sim *s, int64_t t) {
     while (s->deliver_k < last) {
         const int32_t g = s->stream_seq ? (int32_t)s->deliver_k : s->dsn_order[s->deliver_k];
         if (!s->piece_received[g] && s->piece_state[g] != MPS_PIECE_ABANDONED) break;
-        /* the block of piece g: the largest b with piece_off <= g; pieces were numbered in
-         * block order, so a binary search over the block records finds it */
-        int32_t lo = 0, hi = s->n_blocks;
-        while (hi - lo > 1) {
-            const int32_t mid = lo + (hi - lo) / 2;
-            if (s->blk[mid].piece_off <= g)
-                lo = mid;
-            else
-                hi = mid;
-        }
+        const int32_t lo = mps_piece_block(s, g);
         const int32_t size = piece_size(s, &s->blk[lo], g - s->blk[lo].piece_off);
         s->rcv_nxt += size;
         s->deliver_k++;
@@ -1480,12 +1487,20 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
     s->piece_state[g] = MPS_PIECE_OUT; /* from UNSENT or LOST */
     s->pieces_out++;
     s->piece_paths[g] = (uint8_t)(1u << j);
+    s->piece_sent_ns[g] = s->now;
     const int64_t bj = (int64_t)b * s->n_paths + j;
     s->blk_bytes_sent[bj] += size;
     add_inflight(s, b, j, size);
     transmit(s, j, b, piece, size, retransmission);
     update_window(s);
     update_sendable(s, b);
+}
+
+int mps_piece_copyable(const mps_sim *s, int64_t g, int j) {
+    if (g < 0 || g >= s->n_pieces || s->piece_state[g] != MPS_PIECE_OUT || (s->piece_paths[g] & (1u << j)))
+        return 0;
+    const mps_block *k = &s->blk[mps_piece_block(s, (int32_t)g)];
+    return (k->flags & (MPS_BLK_ARRIVED | MPS_BLK_CANCELLED)) == MPS_BLK_ARRIVED;
 }
 
 int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j) {
@@ -1498,12 +1513,14 @@ int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j) {
     return -1;
 }
 
-/* 7.1, copies: piece g of block b once more, on path j; the piece stays OUT */
-static void send_copy(mps_sim *s, int j, int32_t b, int32_t g) {
+/* 7.1, copies: piece g once more, on path j; the piece stays OUT */
+static void send_copy(mps_sim *s, int j, int32_t g) {
+    const int32_t b = mps_piece_block(s, g);
     mps_block *k = &s->blk[b];
     const int32_t piece = g - k->piece_off;
     const int32_t size = piece_size(s, k, piece);
     s->piece_paths[g] |= (uint8_t)(1u << j);
+    s->piece_sent_ns[g] = s->now;
     s->blk_bytes_sent[(int64_t)b * s->n_paths + j] += size;
     add_inflight(s, b, j, size);
     s->paths[j].redundant_packets++;
@@ -1850,10 +1867,9 @@ int mps_apply(mps_sim *s, int32_t block) {
     if (block == MPS_WAIT) {
         s->waited[j] = 1;
     } else if (block < MPS_WAIT) {
-        const int32_t b = MPS_COPY_BLOCK(block);
-        const int32_t g = s->copies ? mps_copy_piece(s, b, j) : -1;
-        if (g < 0) return -1;
-        send_copy(s, j, b, g);
+        const int32_t g = MPS_COPY_PIECE(block);
+        if (!s->copies || !mps_piece_copyable(s, g, j)) return -1;
+        send_copy(s, j, g);
         s->sent_any = 1;
     } else {
         if (block >= s->n_blocks || !mps_block_sendable(s, block)) return -1;

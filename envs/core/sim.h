@@ -25,10 +25,10 @@
 #define MPS_MAX_LINKS 16
 #define MPS_NEVER INT64_MAX
 #define MPS_WAIT (-1)
-/* The action that sends, on the deciding path, a copy of a piece of block b in flight on
- * another path (7.1, copies): every value below MPS_WAIT names one block. */
-#define MPS_COPY(b) (-2 - (b))
-#define MPS_COPY_BLOCK(a) (-2 - (a))
+/* The action that sends, on the deciding path, a copy of piece g (its index among all
+ * pieces) in flight on another path (7.1, copies): every value below MPS_WAIT names one piece. */
+#define MPS_COPY(g) (-2 - (g))
+#define MPS_COPY_PIECE(a) (-2 - (a))
 /* Largest horizon accepted, so that time + any service or delay never overflows. */
 #define MPS_MAX_TIME_NS (INT64_C(1) << 62)
 #define MPS_MAX_RATE_BPS INT64_C(1000000000000)
@@ -360,6 +360,7 @@ struct mps_sim {
     /* pieces */
     uint8_t *piece_state;
     uint8_t *piece_paths; /* bit j: path j sent the piece and has not declared that packet lost (7.1) */
+    int64_t *piece_sent_ns; /* time of the piece's latest transmission (new, retransmission or copy), -1 */
     uint8_t *piece_received;
     int32_t *piece_next_lost;
 
@@ -426,11 +427,15 @@ void mps_sim_reset(mps_sim *s, uint64_t seed);
 /* Runs events and decision rounds until a path must decide; returns that path, or -1
  * when the episode is over, or -2 on an error (s->error). */
 int mps_next_decision(mps_sim *s);
-/* Applies a decision for the pending path: a block index, MPS_WAIT or MPS_COPY(block).
+/* Applies a decision for the pending path: a block index, MPS_WAIT or MPS_COPY(piece).
  * Returns 0, or -1 when the block cannot be sent now (nothing changes). */
 int mps_apply(mps_sim *s, int32_t block);
-/* The piece of block b that a copy on path j would carry (7.1: the lowest piece in state
- * OUT with no packet in flight on j, of an arrived block that is not cancelled), or -1. */
+/* The block of piece g (0 <= g < n_pieces). */
+int32_t mps_piece_block(const mps_sim *s, int32_t g);
+/* Whether path j may send a copy of piece g (7.1: the piece is OUT, path j has not sent it
+ * or declared that packet lost, its block arrived and is not cancelled). */
+int mps_piece_copyable(const mps_sim *s, int64_t g, int j);
+/* The lowest piece of block b that path j may copy (its index among all pieces), or -1. */
 int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j);
 /* Cancels a block during a decision (section 9). Returns 0 or -1 if the block has not
  * arrived or does not exist. */

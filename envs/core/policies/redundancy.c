@@ -12,13 +12,18 @@ static int32_t redundant_decide(mps_sim *s, mps_policy *pol, int j) {
     if (!s->paths[j].backup) {
         int32_t *low = pol->state;
         while (*low < s->n_arrived && (s->blk[*low].flags & (MPS_BLK_ACKED | MPS_BLK_CANCELLED))) (*low)++;
-        for (int32_t b = *low; b < s->n_arrived; b++) {
-            if (mps_copy_piece(s, b, j) >= 0) {
+        int32_t b = *low;
+        for (; b < s->n_arrived; b++) {
+            /* blocks are sent first-in first-out: past the first one never sent (and not
+             * cancelled) none has been sent */
+            if (!(s->blk[b].flags & (MPS_BLK_SENT | MPS_BLK_CANCELLED))) break;
+            const int32_t g = mps_copy_piece(s, b, j);
+            if (g >= 0) {
                 mps_charge_work(s, b - *low + 1);
-                return MPS_COPY(b);
+                return MPS_COPY(g);
             }
         }
-        mps_charge_work(s, s->n_arrived - *low);
+        mps_charge_work(s, b - *low);
     }
     if (mps_n_sendable(s) == 0 || mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
     return mps_first_sendable(s);
@@ -26,3 +31,44 @@ static int32_t redundant_decide(mps_sim *s, mps_policy *pol, int j) {
 
 const mps_policy_def mps_policy_redundant = {"redundant", MPS_NO_PARAMS, redundant_state_bytes, NULL,
                                              redundant_decide, 1};
+
+/* xquic's deadline reinjection on its MinRTT scheduler: param[0] = srtt_factor,
+ * param[1] = hard_deadline_ms, param[2] = lower_bound_ms. The piece in flight on exactly
+ * one path, not j, that has waited longest (then lowest index) since its latest
+ * transmission, once that is max(min(factor * min srtt, hard), lower) ago, is copied;
+ * otherwise new data by MinRTT. The state is the lowest block that may still have a piece
+ * in flight, as for redundant. */
+static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
+    int64_t min_srtt = INT64_MAX;
+    for (int i = 0; i < s->n_paths; i++)
+        if (s->paths[i].srtt_ns < min_srtt) min_srtt = s->paths[i].srtt_ns;
+    const double flexible = pol->param[0] * (double)min_srtt, hard = pol->param[1] * 1e6, lower = pol->param[2] * 1e6;
+    double after = flexible < hard ? flexible : hard;
+    if (after < lower) after = lower;
+    int32_t *low = pol->state;
+    while (*low < s->n_arrived && (s->blk[*low].flags & (MPS_BLK_ACKED | MPS_BLK_CANCELLED))) (*low)++;
+    int32_t best = -1, b = *low;
+    const unsigned bit = 1u << j;
+    for (; b < s->n_arrived; b++) {
+        const mps_block *k = &s->blk[b];
+        /* blocks are sent first-in first-out: past the first one never sent (and not
+         * cancelled) none has been sent */
+        if (!(k->flags & (MPS_BLK_SENT | MPS_BLK_CANCELLED))) break;
+        if (k->flags & MPS_BLK_CANCELLED) continue;
+        for (int32_t g = k->piece_off; g < k->piece_off + k->next_new; g++) {
+            const unsigned on = s->piece_paths[g];
+            if (s->piece_state[g] != MPS_PIECE_OUT || (on & (on - 1)) || (on & bit)) continue;
+            if ((double)(s->now - s->piece_sent_ns[g]) < after) continue;
+            if (best < 0 || s->piece_sent_ns[g] < s->piece_sent_ns[best]) best = g;
+        }
+    }
+    mps_charge_work(s, b - *low);
+    if (best >= 0) return MPS_COPY(best);
+    if (mps_n_sendable(s) == 0 || mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
+    return mps_first_sendable(s);
+}
+
+static const mps_param_def xquic_reinject_params[] = {
+    {"srtt_factor", 0.0, 1000.0}, {"hard_deadline_ms", 0.0, 1e9}, {"lower_bound_ms", 0.0, 1e9}};
+const mps_policy_def mps_policy_xquic_reinject = {"xquic_reinject", MPS_PARAMS(xquic_reinject_params),
+                                                  redundant_state_bytes, NULL, xquic_reinject_decide, 1};
