@@ -13,7 +13,21 @@ import numpy as np
 
 from ..envs.policy import WAIT, Observation, Policy
 
-__all__ = ["Redundant", "XquicReinjection"]
+__all__ = ["Redundant", "XquicReinjection", "minrtt_new_data"]
+
+
+def minrtt_new_data(obs: Observation) -> int:
+    """New data as :class:`~mpsched.baselines.classic.MinRTT` sends it: the oldest sendable
+    block if no other ready path has a smaller ``(srtt, index)``, else WAIT; WAIT as well
+    when nothing is sendable (a policy that copies is asked also then)."""
+    sendable = obs.sendable()
+    if not len(sendable):
+        return WAIT
+    j, srtt = obs.path, obs.srtt_ns
+    for i in range(obs.n_paths):
+        if i != j and obs.can_send[i] and (srtt[i], i) < (srtt[j], j):
+            return WAIT
+    return int(sendable[0])
 
 
 class Redundant(Policy):
@@ -43,14 +57,7 @@ class Redundant(Policy):
             copyable = obs.copyable()
             if len(copyable):
                 return obs.copy(int(copyable[0]))
-        sendable = obs.sendable()
-        if not len(sendable):
-            return WAIT
-        srtt = obs.srtt_ns
-        for i in range(obs.n_paths):
-            if i != j and obs.can_send[i] and (srtt[i], i) < (srtt[j], j):
-                return WAIT
-        return int(sendable[0])
+        return minrtt_new_data(obs)
 
 
 class XquicReinjection(Policy):
@@ -116,11 +123,4 @@ class XquicReinjection(Policy):
                 g = int(pieces[np.lexsort((pieces, times))[0]])
                 b = int(np.searchsorted(obs.piece_off, g, side="right") - 1)
                 return obs.copy(b, g - int(obs.piece_off[b]))
-        sendable = obs.sendable()
-        if not len(sendable):
-            return WAIT
-        srtt = obs.srtt_ns
-        for i in range(obs.n_paths):
-            if i != j and obs.can_send[i] and (srtt[i], i) < (srtt[j], j):
-                return WAIT
-        return int(sendable[0])
+        return minrtt_new_data(obs)
