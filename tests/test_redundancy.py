@@ -118,6 +118,9 @@ def test_copies_are_refused_where_they_do_not_apply() -> None:
         obs.copy(3)
     with pytest.raises(TypeError):
         sim.copies = 1  # type: ignore[assignment]
+    for absurd in (-(10**30), 10**30):  # found by the fuzz harness's copies target: OverflowError before
+        with pytest.raises(ValueError, match="out of range"):
+            sim.apply(absurd)
     sim.apply(0)
     assert np.asarray(sim.view("piece_sent_ns")).tolist() == [0, -1]
     assert sim.next_decision() == 1

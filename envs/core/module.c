@@ -672,8 +672,16 @@ static int as_block_index(PyObject *arg, const char *what, long long *out) {
         PyErr_Format(PyExc_TypeError, "%s: expected an int, got %s", what, Py_TYPE(arg)->tp_name);
         return -1;
     }
-    *out = PyLong_AsLongLong(arg);
+    int overflow = 0;
+    PyObject *index = PyNumber_Index(arg);
+    if (!index) return -1;
+    *out = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
     if (*out == -1 && PyErr_Occurred()) return -1;
+    if (overflow) {
+        PyErr_Format(PyExc_ValueError, "%s: %R is out of range (no block or piece has that index)", what, arg);
+        return -1;
+    }
     return 0;
 }
 

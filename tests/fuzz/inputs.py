@@ -20,7 +20,8 @@ FILES = "@files"
 """Key of a scenario-like input that holds ``{name: text}`` to be written before it runs."""
 
 POLICY_IDS = ["minrtt", "rr", "dams", "dams-c", "dams-robust", "daps", "dems", "dtp", "ecf", "edf", "blest", "srpt-ecf",
-              "spd", "lpc", "let", "spdx", "lpcx", "letx", "sa-ecf", "srpt-minrtt", "blind-rr", "random"]
+              "spd", "lpc", "let", "spdx", "lpcx", "letx", "sa-ecf", "srpt-minrtt", "blind-rr", "random", "redundant",
+              "xquic-reinject"]
 CCS = ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"]
 
 _EDGE_INTS = [0, -1, 1, 2, 7, 2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 10**30, -10**30]
@@ -451,8 +452,16 @@ policy_input = st.fixed_dictionaries({
                     st.text(max_size=10)),
     "params": st.dictionaries(st.sampled_from(["change_threshold", "alpha", "beta", "lambda_scale", "priority_weight",
                                                "rtt_tolerance", "cwnd_growth_packets", "rate_thresholds",
-                                               "num_segments", "cwnd_limited", "x"]), hostile, max_size=2),
+                                               "num_segments", "cwnd_limited", "srtt_factor", "hard_deadline_ms",
+                                               "lower_bound_ms", "x"]), hostile, max_size=2),
 })
+
+copies_input = st.fixed_dictionaries({
+    "scenario": st.sampled_from(["short", "lossy", "shared"]),
+    "actions": st.lists(st.one_of(st.integers(-12, 4), st.integers(-(2**40), -2), hostile), max_size=40),
+})
+"""Answers of a policy that sends copies (docs/model.md 7.1): mostly copy actions (below
+-1), some of pieces that may not be copied or do not exist, and hostile values."""
 
 cli_input = st.one_of(
     st.lists(st.sampled_from(["run", "list", "--scenario", "dams-rtt-40", "--policy", "minrtt", "--seed", "-1",
@@ -507,6 +516,7 @@ STRATEGIES: dict[str, st.SearchStrategy[Any]] = {
     "env": env_input,
     "vector": vector_input,
     "policy": policy_input,
+    "copies": copies_input,
     "cli": cli_input,
     "yaml": yaml_text(),
 }

@@ -22,6 +22,7 @@ from inputs import FILES
 from mpsched.envs import registry, simulate
 from mpsched.envs.bandwidth import load_trace_file
 from mpsched.envs.env import MultipathDeadlineEnv
+from mpsched.envs.policy import WAIT, Observation, Policy
 from mpsched.envs.scenarios import resolve
 from mpsched.envs.vector import MultipathDeadlineVectorEnv
 from mpsched.experiments import cli
@@ -116,6 +117,31 @@ def run_vector(data: dict[str, Any], folder: Path) -> None:
         venv.step(_actions(a, venv.num_envs))
 
 
+class _ScriptedCopies(Policy):
+    """A policy that sends copies, answering from a list (then the first copyable piece
+    or new data)."""
+
+    name = "scripted-copies"
+    copies = True
+
+    def __init__(self, actions: list[Any]) -> None:
+        super().__init__()
+        self.actions = list(actions)
+
+    def decide(self, obs: Observation) -> int:
+        if self.actions:
+            return self.actions.pop(0)
+        copyable = obs.copyable()
+        if len(copyable):
+            return obs.copy(int(copyable[0]))
+        sendable = obs.sendable()
+        return int(sendable[0]) if len(sendable) else WAIT
+
+
+def run_copies(data: dict[str, Any], folder: Path) -> None:
+    simulate(SMALL_SCENARIOS[data["scenario"]], _ScriptedCopies(data["actions"]), seed=0).row()
+
+
 def run_policy(data: dict[str, Any], folder: Path) -> None:
     policy = registry.make(data["id"], **data["params"])
     simulate(SMALL_SCENARIOS["short"], policy, seed=0).row()
@@ -175,6 +201,7 @@ TARGETS: dict[str, Callable[[Any, Path], None]] = {
     "env": run_env,
     "vector": run_vector,
     "policy": run_policy,
+    "copies": run_copies,
     "cli": run_cli,
     "yaml": run_yaml,
     **{f"self-check-{k}": f for k, f in SELF_CHECKS.items()},
