@@ -239,7 +239,7 @@ class AgentPolicy(Policy):
         zip_path = self.directory / MODEL_FILE
         self.network = _load_network(str(zip_path.resolve()), zip_path.stat().st_mtime_ns,
                                      json.dumps(self.meta, sort_keys=True))
-        self.scorer = SlotSetScorer.of(self.network.policy) if self.algo != "dqn" else None
+        self.scorer = SlotSetScorer.of(self.network.policy)
         from ..envs import _core
 
         self._obs = np.zeros(_core.obs_dim(self.num_slots, self.max_paths), np.float32)

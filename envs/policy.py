@@ -156,10 +156,6 @@ class Observation:
         n = self._sim.sendable(self._sendable_buf)
         return self._sendable_buf[:n].copy()
 
-    def copies(self) -> bool:
-        """Whether this episode takes copies (the policy's ``copies``)."""
-        return bool(self._sim.copies)
-
     def copy_piece(self, block: int) -> int:
         """The lowest piece (index within the block) of ``block`` that the deciding path
         may copy, or -1 when there is none: a piece in flight that this path has not sent,

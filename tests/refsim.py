@@ -1055,7 +1055,7 @@ class Simulator:
     def piece_copyable(self, g: int, j: int) -> bool:
         """§7.1 copies: piece g is OUT, path j does not have it, its block arrived and is
         not cancelled."""
-        if not 0 <= g < sum(blk.n_pieces for blk in self.blocks):
+        if not 0 <= g < len(self.piece_arrival_ns):  # one entry per piece of the episode
             return False
         b, i = self.piece_of(g)
         blk = self.blocks[b]

@@ -650,7 +650,8 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
     void **inside[] = {
         (void **)&c->blk, (void **)&c->arrival_ns, (void **)&c->first_send_ns, (void **)&c->completion_ns,
         (void **)&c->cancel_ns, (void **)&c->duplicate_bytes, (void **)&c->blk_bytes_sent, (void **)&c->blk_inflight,
-        (void **)&c->piece_state, (void **)&c->piece_paths, (void **)&c->piece_sent_ns, (void **)&c->piece_received, (void **)&c->piece_next_lost, (void **)&c->blk_off,
+        (void **)&c->piece_state, (void **)&c->piece_paths, (void **)&c->piece_sent_ns, (void **)&c->piece_received,
+        (void **)&c->piece_next_lost, (void **)&c->blk_off,
         (void **)&c->new_set.bits, (void **)&c->new_set.dl_bits, (void **)&c->lost_set.bits,
         (void **)&c->lost_set.dl_bits, (void **)&c->todo_set.bits, (void **)&c->todo_set.dl_bits,
         (void **)&c->dl_order, (void **)&c->dl_sorted, (void **)&c->blk_counted, (void **)&c->dsn_order,

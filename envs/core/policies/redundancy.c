@@ -2,31 +2,43 @@
  * docs/model.md 7.1, copies). */
 #include "families.h"
 
-/* Linux MPTCP's redundant scheduler: the oldest piece in flight that this path has not
- * sent goes first (the copies wait in the reinjection queue, served before new data);
- * otherwise new data by MinRTT. A backup path sends no copies. The state is the lowest
- * block that may still have a piece in flight (those below are acknowledged or cancelled). */
 static size_t redundant_state_bytes(const mps_sim *s) { return sizeof(int32_t); }
 
+/* The state of both schedulers: moves *low past the blocks acknowledged or cancelled
+ * (none of their pieces can be copied) and returns it. */
+static int32_t first_open_block(const mps_sim *s, int32_t *low) {
+    while (*low < s->n_arrived && (s->blk[*low].flags & (MPS_BLK_ACKED | MPS_BLK_CANCELLED))) (*low)++;
+    return *low;
+}
+
+/* Blocks are sent first-in first-out (both schedulers send new data by MinRTT, oldest
+ * block first): past the first block never sent and not cancelled, none has been sent. */
+static int none_sent_from(const mps_block *k) { return !(k->flags & (MPS_BLK_SENT | MPS_BLK_CANCELLED)); }
+
+/* New data as MinRTT sends it, or WAIT (also when nothing is sendable: a policy that
+ * copies is asked then too). */
+static int32_t minrtt_new_data(mps_sim *s, int j) {
+    if (mps_n_sendable(s) == 0 || mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
+    return mps_first_sendable(s);
+}
+
+/* Linux MPTCP's redundant scheduler: the oldest piece in flight that this path has not
+ * sent goes first (the copies wait in the reinjection queue, served before new data);
+ * otherwise new data by MinRTT. A backup path sends no copies. */
 static int32_t redundant_decide(mps_sim *s, mps_policy *pol, int j) {
     if (!s->paths[j].backup) {
-        int32_t *low = pol->state;
-        while (*low < s->n_arrived && (s->blk[*low].flags & (MPS_BLK_ACKED | MPS_BLK_CANCELLED))) (*low)++;
-        int32_t b = *low;
-        for (; b < s->n_arrived; b++) {
-            /* blocks are sent first-in first-out: past the first one never sent (and not
-             * cancelled) none has been sent */
-            if (!(s->blk[b].flags & (MPS_BLK_SENT | MPS_BLK_CANCELLED))) break;
+        const int32_t low = first_open_block(s, pol->state);
+        int32_t b = low;
+        for (; b < s->n_arrived && !none_sent_from(&s->blk[b]); b++) {
             const int32_t g = mps_copy_piece(s, b, j);
             if (g >= 0) {
-                mps_charge_work(s, b - *low + 1);
+                mps_charge_work(s, b - low + 1);
                 return MPS_COPY(g);
             }
         }
-        mps_charge_work(s, b - *low);
+        mps_charge_work(s, b - low);
     }
-    if (mps_n_sendable(s) == 0 || mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
-    return mps_first_sendable(s);
+    return minrtt_new_data(s, j);
 }
 
 const mps_policy_def mps_policy_redundant = {"redundant", MPS_NO_PARAMS, redundant_state_bytes, NULL,
@@ -36,8 +48,7 @@ const mps_policy_def mps_policy_redundant = {"redundant", MPS_NO_PARAMS, redunda
  * param[1] = hard_deadline_ms, param[2] = lower_bound_ms. The piece in flight on exactly
  * one path, not j, that has waited longest (then lowest index) since its latest
  * transmission, once that is max(min(factor * min srtt, hard), lower) ago, is copied;
- * otherwise new data by MinRTT. The state is the lowest block that may still have a piece
- * in flight, as for redundant. */
+ * otherwise new data by MinRTT. */
 static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
     int64_t min_srtt = INT64_MAX;
     for (int i = 0; i < s->n_paths; i++)
@@ -45,15 +56,11 @@ static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
     const double flexible = pol->param[0] * (double)min_srtt, hard = pol->param[1] * 1e6, lower = pol->param[2] * 1e6;
     double after = flexible < hard ? flexible : hard;
     if (after < lower) after = lower;
-    int32_t *low = pol->state;
-    while (*low < s->n_arrived && (s->blk[*low].flags & (MPS_BLK_ACKED | MPS_BLK_CANCELLED))) (*low)++;
-    int32_t best = -1, b = *low;
+    const int32_t low = first_open_block(s, pol->state);
+    int32_t best = -1, b = low;
     const unsigned bit = 1u << j;
-    for (; b < s->n_arrived; b++) {
+    for (; b < s->n_arrived && !none_sent_from(&s->blk[b]); b++) {
         const mps_block *k = &s->blk[b];
-        /* blocks are sent first-in first-out: past the first one never sent (and not
-         * cancelled) none has been sent */
-        if (!(k->flags & (MPS_BLK_SENT | MPS_BLK_CANCELLED))) break;
         if (k->flags & MPS_BLK_CANCELLED) continue;
         for (int32_t g = k->piece_off; g < k->piece_off + k->next_new; g++) {
             const unsigned on = s->piece_paths[g];
@@ -62,10 +69,9 @@ static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
             if (best < 0 || s->piece_sent_ns[g] < s->piece_sent_ns[best]) best = g;
         }
     }
-    mps_charge_work(s, b - *low);
+    mps_charge_work(s, b - low);
     if (best >= 0) return MPS_COPY(best);
-    if (mps_n_sendable(s) == 0 || mps_min_rtt_ready_path(s) != j) return MPS_WAIT;
-    return mps_first_sendable(s);
+    return minrtt_new_data(s, j);
 }
 
 static const mps_param_def xquic_reinject_params[] = {
