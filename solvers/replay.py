@@ -25,6 +25,7 @@ relaxed model's upper bound.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import partial
@@ -40,6 +41,7 @@ from ..envs.results import EpisodeResult
 from ..envs.scenario import Scenario
 from ..envs.scenarios import resolve
 from ..envs.simulate import simulate_episode
+from .problem import NEVER_NS, delay_steps, silent_spans
 from .solve import SolveResult, solve
 
 __all__ = ["CandidateRun", "Optimum", "OfflineOptimum", "SCORE", "baseline_candidates", "optimum", "with_ideal_cc"]
@@ -71,7 +73,13 @@ class Optimum(Policy):
         self._chosen = np.zeros(plan.problem.n_blocks, dtype=bool)
         self._chosen[plan.chosen] = True
         self._deadline = episode.blocks.deadline_ns.astype(np.int64).tolist()
-        self._delay = [int(q["fwd_delay_ns"]) for q in inputs["paths"]]
+        # a packet served at t arrives by t + the conservative delay, not before t + the
+        # smallest delay of any path (docs/model.md section 4; solvers/problem.py)
+        steps = [delay_steps(q)[1] for q in inputs["paths"]]
+        self._delay = [int(d.max()) + int(q.get("fwd_jitter_ns", 0)) for d, q in zip(steps, inputs["paths"])]
+        self._fastest = min(int(d.min()) for d in steps)
+        # where a packet sent on a path may meet an outage: it waits (conservative model)
+        self._silent = [silent_spans(q, "conservative") for q in inputs["paths"]]
         self._schedules = episode.path_schedules
         self._header = int(inputs["header_bytes"])
         self._seen = 0
@@ -93,10 +101,14 @@ class Optimum(Policy):
             if not self._chosen[b] and not cancelled[b]:
                 obs.cancel(b)
         self._seen = arrived
+        silent = self._silent[j]
+        i = bisect_right(silent, (now, NEVER_NS)) - 1
+        if i >= 0 and silent[i][0] <= now < silent[i][1]:
+            return WAIT  # a packet sent now may be lost to an outage; asked again later
         unsent = obs.unsent_bytes
         lost = obs.lost_bytes
         mss = obs.mss_bytes
-        fastest = now + min(self._delay)
+        fastest = now + self._fastest
         delay = self._delay[j]
         schedule = self._schedules[j]
         best, best_deadline = WAIT, 0
@@ -118,11 +130,16 @@ class Optimum(Policy):
 
 
 def with_ideal_cc(scenario: Scenario) -> Scenario:
-    """The scenario with ideal congestion control on every path (docs/model.md 7.6)."""
+    """The scenario with ideal congestion control on every path (docs/model.md 7.6).
+
+    Acknowledgement loss goes with the window: an ideal path learns the fate of every
+    packet (section 6), so a path's ``ack_loss`` is dropped.
+    """
     d = scenario.to_dict()
     d.setdefault("transport", {})["cc"] = "ideal"
     for path in d["paths"]:
         path["cc"] = "ideal"
+        path.pop("ack_loss", None)
     return Scenario.from_dict(d, base_dir=scenario.base_dir)
 
 

@@ -40,7 +40,7 @@ from .exhaustive import MAX_EXHAUSTIVE_BLOCKS, solve_exhaustive
 from .flow import Allocation, allocate, repair
 from .milp import BACKENDS as MILP_BACKENDS
 from .milp import solve_milp
-from .problem import SlotProblem, build_problem, varying_paths
+from .problem import SlotProblem, build_problem, latest_service
 from .sweep import applicable, solve_sweep, sweep_bound, sweep_heuristic
 
 __all__ = [
@@ -210,9 +210,9 @@ def _estimate(episode: Episode, slot_ns: int) -> tuple[int, int]:
     """Slots and allocation variables of the slot problem, from the episode alone (an
     upper estimate: the relaxed windows, one variable per path)."""
     inputs = episode.core_inputs()
-    delay = np.array([p["fwd_delay_ns"] for p in inputs["paths"]], dtype=np.int64)
     arrival = episode.blocks.arrival_ns.astype(np.int64)
-    latest = np.minimum(episode.blocks.deadline_ns.astype(np.int64), episode.end_ns)[:, None] - delay[None, :]
+    deadline = np.minimum(episode.blocks.deadline_ns.astype(np.int64), episode.end_ns)
+    latest = np.stack([latest_service(deadline, p, "relaxed") for p in inputs["paths"]], axis=1)
     span = np.where(latest >= arrival[:, None], latest // slot_ns - arrival[:, None] // slot_ns + 1, 0)
     n_slots = int(latest.max() // slot_ns + 1) if latest.size else 0
     return max(n_slots, 0), int(span.sum())
@@ -480,11 +480,6 @@ def solve(
 
     sc = resolve(scenario)
     episode = build_episode(sc, seed)
-    varying = varying_paths(episode.core_inputs())
-    if varying:
-        raise SolverError(f"{sc.name}: the slot model assumes constant delays and paths that never go down, and "
-                          f"path(s) {', '.join(sc.paths[j].name for j in varying)} have delay dynamics (delay: "
-                          "jitter, steps or a trace) or outages")
     slot_ns = max(1, int(round(slot_ms * 1e6)))
     n_slots, n_vars = _estimate(episode, slot_ns)
     links = len(episode.link_schedules)

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 from mpsched.envs import Scenario, ScenarioError, TraceError, simulate
 from mpsched.envs.episode import build_episode
-from mpsched.solvers import solve
-from mpsched.solvers.solve import SolverError
+from mpsched.solvers.problem import build_problem, latest_service
 from refsim import run_reference
 from specs import make_sim, run_core, scripted_policy
 
@@ -222,9 +221,71 @@ def test_jitter_separates_dams_robust_from_dams() -> None:
     assert np.array_equal(dams.block_columns["completion_ns"], again.block_columns["completion_ns"])
 
 
-def test_the_optimum_refuses_delay_dynamics() -> None:
-    with pytest.raises(SolverError, match=r"constant delays.*lte"):
-        solve(Scenario.from_dict(with_delay({"jitter_ms": 5})), seed=0)
+# --------------------------------------------------------------------------- the slot model
+
+
+def test_the_relaxed_window_ends_at_the_last_instant_that_is_in_time() -> None:
+    """Forward delay 100 ms until 1 s, then 10 ms. A byte due at 1.05 s may leave at 1.04 s;
+    one due at 1.005 s may not leave at 0.95 s (it would arrive at 1.05 s) nor at 1.0 s
+    (1.01 s): its last instant is 0.905 s, in the slow segment. The conservative window
+    takes the largest delay and the jitter bound."""
+    ms = 1_000_000
+    path = {"fwd_delay_ns": 100 * ms, **steps([1000 * ms], [10 * ms], [10 * ms]), "fwd_jitter_ns": 5 * ms}
+    deadline = np.array([1050, 1005, 950, 50], dtype=np.int64) * ms
+    assert latest_service(deadline, path, "relaxed").tolist() == [1040 * ms, 905 * ms, 850 * ms, -1]
+    assert latest_service(deadline, path, "conservative").tolist() == [945 * ms, 900 * ms, 845 * ms, -55 * ms]
+
+
+def test_the_relaxed_window_matches_a_search_over_every_instant() -> None:
+    """On random delay steps (rising and falling), the largest tau with tau + fwd(tau) <= D,
+    found by trying every integer instant."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(0, 5))
+        starts = np.sort(rng.choice(np.arange(1, 60), size=n, replace=False)).tolist()
+        delays = rng.integers(0, 30, size=n + 1).tolist()
+        path = {"fwd_delay_ns": delays[0], **steps(starts, delays[1:], delays[1:])}
+        deadline = np.arange(0, 100, dtype=np.int64)
+
+        fwd = [delays[sum(1 for s in starts if s <= t)] for t in range(100)]
+        brute = [max((t for t in range(d + 1) if t + fwd[t] <= d), default=-1) for d in deadline.tolist()]
+        assert latest_service(deadline, path, "relaxed").tolist() == brute
+
+
+def test_an_outage_takes_its_service_from_the_link() -> None:
+    """One path of 8 Mbit/s (1 byte per us) down from 1.0 to 1.5 s, 40 ms forward delay,
+    10 ms slots. Relaxed: every slot from 0.96 s (a byte served then arrives at 1.0 s or
+    later) to 1.5 s carries nothing, but the slot where the outage ends gets one packet
+    back (a packet served across its end gets through). Conservative: the same slots with
+    the largest delay plus the 10 ms jitter bound (from 0.95 s)."""
+    path = {**BASE["paths"][0], "bandwidth": 8.0, "rtt_ms": 80, "outages": [[1.0, 1.5]],
+            "delay": {"jitter_ms": 10}}
+    episode = build_episode(Scenario.from_dict({**BASE, "duration_s": 3.0, "paths": [path]}), 0)
+    wire = episode.core_inputs()["mss_bytes"] + episode.core_inputs()["header_bytes"]
+    relaxed = build_problem(episode, 10**7, "relaxed").capacity[0]
+    conservative = build_problem(episode, 10**7, "conservative").capacity[0]
+    assert relaxed[:96].tolist() == [10_000] * 96 and relaxed[96:150].tolist() == [0] * 54
+    assert relaxed[150] == 10_000 + wire and relaxed[151] == 10_000
+    assert conservative[94] > 0 and conservative[95:150].tolist() == [0] * 55 and conservative[150] > 0
+
+
+def test_the_optimum_bounds_every_policy_on_paths_that_move_and_fail() -> None:
+    """Delay steps, jitter and outages: the relaxed bound is above every schedule the
+    optimum simulates (each registered baseline with and without dropping expired blocks,
+    and the conservative plan's replay, which waits out the outages instead of losing
+    packets in them: it reaches the conservative model's value)."""
+    from mpsched.solvers import optimum
+
+    wifi = {"name": "wifi", "bandwidth": 6.0, "rtt_ms": 20, "outages": [[3.0, 4.0]],
+            "delay": {"steps": [[6.0, 120], [8.0, 20]], "jitter_ms": 5}}
+    sc = Scenario.from_dict({"duration_s": 10.0, "paths": [wifi, {"name": "lte", "bandwidth": 1.0, "rtt_ms": 60}],
+                             "workload": {"type": "web", "page_interval_s": 1, "object_kb_median": 16,
+                                          "deadline_ms": 300}})
+    result = optimum(sc, seed=2)
+    values = result.extra["candidate_values"]
+    assert max(values.values()) <= result.extra["upper_bound"] < 1.0
+    assert values["replay"] == pytest.approx(result.extra["conservative_value"], abs=0.02)
+    assert values["replay"] > values["minrtt"]
 
 
 @pytest.mark.parametrize(("delay", "message"), [

@@ -30,7 +30,7 @@ def test_built_in_suites_load_and_expand() -> None:
         "daps-paper": (6 + 3) * 2 * 3,
         "rtx-paper": 4 * 4 * 6 * 5,
         "srpt-ecf-paper": 1 * 4 * 10,
-        "leaderboard": 8 * (len(registry.ids("baseline")) + 2) * 10,
+        "leaderboard": 13 * (len(registry.ids("baseline")) + 2) * 10,
     }
     for name, count in expected.items():
         episodes = load_suite(name).episodes()
@@ -50,14 +50,18 @@ def test_quick_variants_are_smaller() -> None:
     assert {e.case.scenario.duration_s for e in quick.episodes()} == {15.0}
 
 
-def test_leaderboard_runs_every_baseline_the_optimum_and_the_agent_on_video_web_and_bulk() -> None:
+def test_leaderboard_runs_every_baseline_the_optimum_and_the_agent_on_video_web_bulk_and_dynamics() -> None:
     suite = load_suite("leaderboard")
-    assert [g.name for g in suite.groups] == ["video", "web", "bulk"]
+    assert [g.name for g in suite.groups] == ["video", "web", "bulk", "dynamics"]
     for g in suite.groups:
         assert [p.label for p in g.policies] == registry.ids("baseline") + ["optimum", "agent:default"]
     traced = [c for g in suite.groups for c in g.cases
               if any(p.bandwidth and p.bandwidth["type"] == "trace" for p in c.scenario.paths)]
     assert {c.name for c in traced} >= {"video-avc-cellular", "web-wifi-lte", "bulk-wifi-lte-olia"}
+    # each dynamics scenario is the dynamics suite's scenario of the same name
+    dynamics = {c.name: c.hash for g in load_suite("dynamics").groups for c in g.cases}
+    moving = suite.group("dynamics").cases
+    assert len(moving) == 5 and all(dynamics[c.name] == c.hash for c in moving)
 
 
 def test_grid_over_built_in_names_gives_the_built_ins() -> None:
