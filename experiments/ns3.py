@@ -48,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from ..envs.streams import CoreStream
+
 __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsched_goodput", "ns3_goodput",
            "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets", "paired_losses",
            "write_report", "SharedCase", "SHARED", "compare_shared", "mpsched_shared_goodputs", "ns3_shared_goodputs",
@@ -60,22 +62,6 @@ DATA_PACKET_MIN_BYTES = 200
 """A packet at the receiving device at least this long carries data: the bulk sender's
 packets are MSS + 54 bytes on the wire, a SYN or an acknowledgement (SACK blocks
 included) at most 102."""
-
-_MASK64 = (1 << 64) - 1
-_GOLDEN_GAMMA = 0x9E3779B97F4A7C15
-
-
-def _splitmix64(state: int) -> tuple[int, int]:
-    state = (state + _GOLDEN_GAMMA) & _MASK64
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return state, z ^ (z >> 31)
-
-
-def _rotl64(x: int, k: int) -> int:
-    return ((x << k) | (x >> (64 - k))) & _MASK64
-
 
 def lost_data_packets(core_seed: int, loss: float, count: int, subflow: int = 0) -> list[int]:
     """Which of a subflow's first ``count`` packets off its bottleneck the core loses.
@@ -101,22 +87,10 @@ def lost_data_packets(core_seed: int, loss: float, count: int, subflow: int = 0)
     from ..envs.episode import loss_threshold
 
     threshold = loss_threshold(loss)
-    state = (core_seed + (subflow + 1) * _GOLDEN_GAMMA) & _MASK64
-    words = []
-    for _ in range(4):
-        state, word = _splitmix64(state)
-        words.append(word)
-    s0, s1, s2, s3 = words
+    stream = CoreStream(core_seed, subflow)
     lost = []
     for k in range(count):
-        result = (_rotl64((s1 * 5) & _MASK64, 7) * 9) & _MASK64
-        t = (s1 << 17) & _MASK64
-        s2 ^= s0
-        s3 ^= s1
-        s1 ^= s2
-        s0 ^= s3
-        s2 ^= t
-        s3 = _rotl64(s3, 45)
+        result = stream.next()
         if (result >> 11) < threshold:
             lost.append(k)
     return lost
