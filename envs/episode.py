@@ -171,6 +171,11 @@ class Episode:
                 d["backup"] = True
             if spec.ack_loss:
                 d["ack_loss_threshold"] = loss_threshold(spec.ack_loss)
+            if spec.ack_bandwidth:
+                d["rev_rate_bps"] = max(1, int(round(spec.ack_bandwidth * 1e6)))
+                d["ack_bytes"] = spec.ack_bytes
+                if spec.ack_queue_bytes is not None:
+                    d["rev_queue_bytes"] = spec.ack_queue_bytes
             if spec.start_s:
                 d["start_ns"] = int(round(spec.start_s * _NS_PER_S))
             if spec.stop_s is not None:

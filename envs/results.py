@@ -327,6 +327,7 @@ def _subflow_columns(view: Any, sim_time_ns: int) -> Columns:
         "outage_losses": v("outage_losses"),
         "outage_ack_losses": v("outage_ack_losses"),
         "ack_losses": v("ack_losses"),
+        "ack_queue_drops": v("ack_queue_drops"),
         "declared_lost": v("declared_lost"),
         "rto_count": v("rto_count"),
         "fast_recoveries": v("fast_recoveries"),

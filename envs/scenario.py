@@ -304,6 +304,10 @@ class LinkSpec:
         return {"name": self.name, "bandwidth": self.bandwidth, "queue_bytes": self.queue_bytes}
 
 
+DEFAULT_ACK_BYTES = 40
+"""Wire size of an acknowledgement at a reverse bottleneck: TCP's, without options."""
+
+
 @dataclass(frozen=True)
 class PathSpec:
     """One path of the multipath connection: its bottleneck, delays, loss and congestion
@@ -341,6 +345,15 @@ class PathSpec:
     ack_loss : float
         Probability that an acknowledgement is lost on the way back (a lossy reverse path;
         window-based controllers only).
+    ack_bandwidth : float
+        Rate in Mbit/s of a bottleneck on the way back that serves the acknowledgements one
+        at a time, first come first served (``ack_bandwidth``; 0: none, the way back only
+        delays them; window-based controllers only). docs/model.md section 6.
+    ack_bytes : int
+        Wire size of one acknowledgement at that bottleneck (40: a TCP acknowledgement
+        without options).
+    ack_queue_bytes : int or None
+        Drop-tail limit of the acknowledgements waiting there; None: no limit.
     start_s : float
         When the path joins the connection (0: from the start); a later start is a path
         added mid-episode.
@@ -363,9 +376,12 @@ class PathSpec:
     ack_loss: float = 0.0
     start_s: float = 0.0
     stop_s: float | None = None
+    ack_bandwidth: float = 0.0
+    ack_bytes: int = DEFAULT_ACK_BYTES
+    ack_queue_bytes: int | None = None
 
-    KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup", "ack_loss", "start_s",
-            "stop_s") + DELAY_KEYS + QUEUE_KEYS
+    KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup", "ack_loss", "ack_bandwidth",
+            "ack_bytes", "ack_queue_bytes", "start_s", "stop_s") + DELAY_KEYS + QUEUE_KEYS
 
     @property
     def rtt_s(self) -> float:
@@ -392,8 +408,19 @@ class PathSpec:
         start = check_number(d.get("start_s", 0.0), f"{where}.start_s", lo=0.0, hi=4.6e9)
         stop_raw = d.get("stop_s")
         stop = None if stop_raw is None else check_number(stop_raw, f"{where}.stop_s", lo=start, hi=4.6e9)
+        ack_bandwidth = check_number(d.get("ack_bandwidth", 0.0), f"{where}.ack_bandwidth", lo=0.0, hi=1e6)
+        if not ack_bandwidth and ("ack_bytes" in d or "ack_queue_bytes" in d):
+            key = "ack_bytes" if "ack_bytes" in d else "ack_queue_bytes"
+            raise ScenarioError(f"{where}.{key}", d[key], "set only with ack_bandwidth (the reverse bottleneck)")
+        if ack_bandwidth and cc == "ideal":
+            raise ScenarioError(f"{where}.ack_bandwidth", ack_bandwidth,
+                                "0 with cc: ideal (an ideal path learns the fate of every packet at once)")
+        ack_bytes = check_integer(d.get("ack_bytes", DEFAULT_ACK_BYTES), f"{where}.ack_bytes", lo=1, hi=65535)
+        ack_queue = d.get("ack_queue_bytes")
+        if ack_queue is not None:
+            ack_queue = check_integer(ack_queue, f"{where}.ack_queue_bytes", lo=ack_bytes, hi=2**62)
         return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link, delay, outages,
-                   backup, ack_loss, start, stop)
+                   backup, ack_loss, start, stop, ack_bandwidth, ack_bytes, ack_queue)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name}
@@ -416,6 +443,11 @@ class PathSpec:
             d["backup"] = True
         if self.ack_loss:
             d["ack_loss"] = self.ack_loss
+        if self.ack_bandwidth:  # written only when given, so that other scenarios' hashes stay
+            d["ack_bandwidth"] = self.ack_bandwidth
+            d["ack_bytes"] = self.ack_bytes
+            if self.ack_queue_bytes is not None:
+                d["ack_queue_bytes"] = self.ack_queue_bytes
         if self.start_s:
             d["start_s"] = self.start_s
         if self.stop_s is not None:

@@ -132,14 +132,15 @@ class Optimum(Policy):
 def with_ideal_cc(scenario: Scenario) -> Scenario:
     """The scenario with ideal congestion control on every path (docs/model.md 7.6).
 
-    Acknowledgement loss goes with the window: an ideal path learns the fate of every
-    packet (section 6), so a path's ``ack_loss`` is dropped.
+    What the way back does goes with the window: an ideal path learns the fate of every
+    packet at once (section 6), so a path's ``ack_loss`` and reverse bottleneck are dropped.
     """
     d = scenario.to_dict()
     d.setdefault("transport", {})["cc"] = "ideal"
     for path in d["paths"]:
         path["cc"] = "ideal"
-        path.pop("ack_loss", None)
+        for key in ("ack_loss", "ack_bandwidth", "ack_bytes", "ack_queue_bytes"):
+            path.pop(key, None)
     return Scenario.from_dict(d, base_dir=scenario.base_dir)
 
 

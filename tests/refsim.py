@@ -557,6 +557,15 @@ class Subflow:
         if self.ack_loss_threshold and str(cfg["cc"]) == "ideal":
             raise ValueError(f"subflow {j}: an ideal subflow's acknowledgements are never lost")
         self.ack_rng = Xoshiro256ss.for_subflow(seed, j + ACK_STREAM)
+        # §6: a reverse bottleneck serving acknowledgements of ack_bytes at rev_rate_bps,
+        # first come first served, drop-tail beyond rev_queue_bytes waiting.
+        self.rev_rate_bps = int(cfg.get("rev_rate_bps", 0))
+        if self.rev_rate_bps and str(cfg["cc"]) == "ideal":
+            raise ValueError(f"subflow {j}: an ideal subflow has no acknowledgement bottleneck")
+        self.ack_bytes = int(cfg.get("ack_bytes", 0))
+        self.rev_queue_bytes = int(cfg.get("rev_queue_bytes", 1 << 62))
+        self.ack_departures: deque[int] = deque()  # of the acks the bottleneck holds
+        self.ack_queue_drops = 0
         # §4, §6 outages: the subflow is down in [down_starts[k], down_ends[k]).
         self.down_starts = [int(x) for x in cfg.get("down_start_ns", ())]
         self.down_ends = [int(x) for x in cfg.get("down_end_ns", ())]
@@ -961,8 +970,22 @@ class Simulator:
         # never before the previous acknowledgement.
         # A window-based subflow's acknowledgement is lost if the subflow is down at some
         # moment of its way (§6).
-        _, rev = sf.delays_at(t)
-        back = max(t + rev + sf.jitter(sf.rev_jitter_ns), sf.last_ack_ns)
+        wire = t
+        if sf.rev_rate_bps:
+            # the reverse bottleneck: each acknowledgement takes ceil(8e9 * ack_bytes / rate)
+            # ns of service after those it holds; it waits only if the others waiting leave
+            # room for its bytes
+            held = sf.ack_departures
+            while held and held[0] <= t:
+                held.popleft()
+            if held and len(held) * sf.ack_bytes > sf.rev_queue_bytes:
+                sf.ack_queue_drops += 1
+                return
+            service = -(-sf.ack_bytes * 8 * 10**9 // sf.rev_rate_bps)
+            wire = (held[-1] if held else t) + service
+            held.append(wire)
+        _, rev = sf.delays_at(wire)
+        back = max(wire + rev + sf.jitter(sf.rev_jitter_ns), sf.last_ack_ns)
         if sf.ack_loss_threshold and sf.ack_rng.below(sf.ack_loss_threshold):  # lost at random (§6)
             sf.ack_losses += 1
             return
@@ -1507,6 +1530,7 @@ class Simulator:
             "outage_losses": [p.outage_losses for p in paths],
             "outage_ack_losses": [p.outage_ack_losses for p in paths],
             "ack_losses": [p.ack_losses for p in paths],
+            "ack_queue_drops": [p.ack_queue_drops for p in paths],
             "rto_streak": [p.rto_streak for p in paths],
             "dropped_bytes": [p.dropped_bytes for p in paths],
             "declared_lost": [p.declared_lost for p in paths],
@@ -1523,6 +1547,7 @@ class Simulator:
             "cross_outage_losses": [c.outage_losses for c in cross],
             "cross_outage_ack_losses": [c.outage_ack_losses for c in cross],
             "cross_ack_losses": [c.ack_losses for c in cross],
+            "cross_ack_queue_drops": [c.ack_queue_drops for c in cross],
             "cross_dropped_bytes": [c.dropped_bytes for c in cross],
             "cross_declared_lost": [c.declared_lost for c in cross],
             "cross_rto_count": [c.rto_count for c in cross],

@@ -35,6 +35,7 @@ PATH_OUTPUTS = {
     "outage_losses": "outage_losses",
     "outage_ack_losses": "outage_ack_losses",
     "ack_losses": "ack_losses",
+    "ack_queue_drops": "ack_queue_drops",
     "rto_streak": "rto_streak",
     "declared_lost": "declared_lost",
     "rto_count": "rto_count",
@@ -53,6 +54,7 @@ CROSS_OUTPUTS = {
     "outage_losses": "cross_outage_losses",
     "outage_ack_losses": "cross_outage_ack_losses",
     "ack_losses": "cross_ack_losses",
+    "ack_queue_drops": "cross_ack_queue_drops",
     "dropped_bytes": "cross_dropped_bytes",
     "declared_lost": "cross_declared_lost",
     "rto_count": "cross_rto_count",
@@ -143,6 +145,11 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
         d.update(draw(delay_dynamics()))
         if d["cc"] != "ideal":  # a lossy acknowledgement path
             d["ack_loss_threshold"] = _threshold(draw(st.sampled_from([0.0, 0.0, 0.05, 0.3])))
+            if draw(st.booleans()):  # a bottleneck on the way back (§6)
+                d["rev_rate_bps"] = draw(st.sampled_from([20_000, 200_000, 5_000_000]))
+                d["ack_bytes"] = draw(st.sampled_from([1, 40, 1500]))
+                if draw(st.integers(0, 2)) > 0:
+                    d["rev_queue_bytes"] = d["ack_bytes"] * draw(st.sampled_from([1, 2, 8]))
         if not cross:  # a backup path, a path added or removed mid-episode
             d["backup"] = draw(st.booleans())
             d["start_ns"] = draw(st.sampled_from([0, 0, 1, draw(st.integers(1, 300 * MS))]))

@@ -149,6 +149,25 @@ def test_core_matches_reference_over_long_transfers(cc: str, loss: float, cross:
         assert paths[1].fast_recoveries > 0
 
 
+@pytest.mark.parametrize("cc,queue_acks", [("newreno", 10), ("cubic", 3), ("olia", None)])
+def test_core_matches_reference_with_a_reverse_bottleneck(cc: str, queue_acks: int | None) -> None:
+    """docs/model.md 6: acknowledgements of 40 bytes through a 3 Mbit/s way back (106.7 us
+    each) while the data comes at up to 100 Mbit/s (80 us per packet): they queue, the
+    sender's clock follows the way back, and with a small queue they are dropped. With
+    jitter on the way back of the slower path (the order rule after the bottleneck)."""
+    spec = long_transfer_spec(cc, 0.0, False)
+    for p in spec["paths"]:
+        p.update({"rev_rate_bps": 3_000_000, "ack_bytes": 40})
+        if queue_acks is not None:
+            p["rev_queue_bytes"] = 40 * queue_acks
+    spec["paths"][1]["rev_jitter_ns"] = 300_000
+    assert_same(spec, "minrtt")
+    reference = Simulator(spec, "minrtt")
+    reference.run()
+    drops = [p.ack_queue_drops for p in reference.paths]
+    assert (sum(drops) > 0) == (queue_acks is not None), drops
+
+
 @pytest.mark.parametrize("cc", ["newreno", "cubic", "olia", "balia", "wvegas"])
 def test_core_matches_reference_with_prr(cc: str) -> None:
     """docs/model.md 7.4 with fast_recovery = prr on every subflow."""
@@ -194,7 +213,8 @@ def test_core_matches_reference_shared_links_and_cross_traffic(spec: dict, polic
 def test_differential_cases_are_not_trivial() -> None:
     """The generator reaches losses, bursts, drops, RTOs, fast recovery (also by PRR),
     cancellations, cross-flow packets, in-order receive-buffer waits and packets lost to
-    outages (acknowledgements lost to outages need longer flows: tests/test_outages.py)."""
+    outages (acknowledgements lost to outages, and those a reverse bottleneck drops, need
+    longer flows: tests/test_outages.py, test_core_matches_reference_with_a_reverse_bottleneck)."""
     seen = {"queue_drops": 0, "random_losses": 0, "loss_bursts": 0, "rto_count": 0, "fast_recoveries": 0,
             "cancelled": 0, "retransmissions": 0, "cross_packets_sent": 0, "cross_queue_drops": 0,
             "in_order_waits": 0, "prr_fast_recoveries": 0, "outage_losses": 0}

@@ -270,7 +270,7 @@ def test_an_outage_takes_its_service_from_the_link() -> None:
 
 
 def test_the_optimum_bounds_every_policy_on_paths_that_move_and_fail() -> None:
-    """Delay steps, jitter and outages: the relaxed bound is above every schedule the
+    """Delay steps, jitter, outages, a lossy and slow way back: the relaxed bound is above every schedule the
     optimum simulates (each registered baseline with and without dropping expired blocks,
     and the conservative plan's replay, which waits out the outages instead of losing
     packets in them: it reaches the conservative model's value)."""
@@ -278,7 +278,8 @@ def test_the_optimum_bounds_every_policy_on_paths_that_move_and_fail() -> None:
 
     wifi = {"name": "wifi", "bandwidth": 6.0, "rtt_ms": 20, "outages": [[3.0, 4.0]],
             "delay": {"steps": [[6.0, 120], [8.0, 20]], "jitter_ms": 5}}
-    sc = Scenario.from_dict({"duration_s": 10.0, "paths": [wifi, {"name": "lte", "bandwidth": 1.0, "rtt_ms": 60}],
+    lte = {"name": "lte", "bandwidth": 1.0, "rtt_ms": 60, "ack_loss": 0.05, "ack_bandwidth": 0.02}
+    sc = Scenario.from_dict({"duration_s": 10.0, "paths": [wifi, lte],
                              "workload": {"type": "web", "page_interval_s": 1, "object_kb_median": 16,
                                           "deadline_ms": 300}})
     result = optimum(sc, seed=2)

@@ -336,3 +336,67 @@ def test_ack_loss_is_checked() -> None:
         make_sim(one_path_spec(1, ack_loss_threshold=5))
     with pytest.raises(ValueError, match=r"paths\[0\]\.ack_loss_threshold: must be in"):
         make_sim(one_path_spec(1, cc="newreno", ack_loss_threshold=2**53 + 1))
+
+
+def test_a_reverse_bottleneck_spaces_out_and_drops_acknowledgements() -> None:
+    """NewReno, three pieces received at 18, 26 and 34 us; their acknowledgements (100 bytes)
+    cross a reverse bottleneck, then 10 us of wire. At 80 Mbit/s (10 us each) they are served
+    in [18, 28), [28, 38) and [38, 48) us and reach the sender at 38, 48 and 58 us (44 us
+    without the bottleneck). At 40 Mbit/s (20 us each): [18, 38), [38, 58), [58, 78), the
+    last at the sender at 88 us. With room for one waiting acknowledgement (100 bytes) the
+    third finds one in service and one waiting (ceil((58 - 34) / 20) = 2 held) and is
+    dropped: the sender times out and sends the piece again."""
+    for extra, last in (({}, 44 * US), ({"rev_rate_bps": 80_000_000, "ack_bytes": 100}, 58 * US),
+                        ({"rev_rate_bps": 40_000_000, "ack_bytes": 100}, 88 * US)):
+        for out in both(one_path_spec(3, cc="newreno", **extra)):
+            assert out["last_event_ns"] == last
+            assert list(out["ack_queue_drops"]) == [0] and list(out["rto_count"]) == [0]
+    spec = one_path_spec(3, cc="newreno", rev_rate_bps=40_000_000, ack_bytes=100, rev_queue_bytes=100)
+    for out in both(spec):
+        assert list(out["ack_queue_drops"]) == [1]
+        assert list(out["rto_count"]) == [1] and list(out["duplicate_bytes"]) == [1000]
+
+
+def test_a_slow_way_back_clocks_the_sender() -> None:
+    """An asymmetric link (RFC 3449): 10 Mbit/s forward, acknowledgements of 40 bytes back
+    through 0.1 Mbit/s, 3.2 ms each: at most 312.5 per second, so the window-clocked sender
+    delivers about 312.5 x 1448 x 8 = 3.62 Mbit/s (with room for 100 waiting
+    acknowledgements; the ones dropped there are packets the sender declares lost). With no
+    limit the window keeps growing and the acknowledgements queue for seconds. Without the
+    bottleneck the transfer gets the link."""
+    path = {"name": "adsl", "bandwidth": 10.0, "rtt_ms": 40}
+    base = {"duration_s": 20.0, "workload": {"type": "bulk", "rate_mbps": 12, "chunk_bytes": 65536}}
+
+    def run(**extra: float) -> dict:
+        result = simulate(Scenario.from_dict({**base, "paths": [{**path, **extra}]}), "minrtt", seed=0)
+        return result.paths.iloc[0].to_dict()
+
+    clocked, bloated, free = run(ack_bandwidth=0.1, ack_queue_bytes=4000), run(ack_bandwidth=0.1), run()
+    ceiling = 1e5 / (40 * 8) * 1448 * 8
+    assert 0.95 * ceiling < clocked["throughput_bps"] < 1.05 * ceiling
+    assert clocked["ack_queue_drops"] > 0 and clocked["queue_drops"] == 0
+    assert bloated["ack_queue_drops"] == 0 and bloated["srtt_s"] > 1.0
+    assert free["throughput_bps"] > 2 * ceiling
+
+
+def test_reverse_bottlenecks_are_checked() -> None:
+    path = {**BASE["paths"][0], "ack_bandwidth": 0.5, "ack_queue_bytes": 4000}
+    sc = Scenario.from_dict({**BASE, "paths": [path, BASE["paths"][1]]})
+    assert Scenario.from_dict(sc.to_dict()) == sc
+    p = build_episode(sc, 0).core_inputs()["paths"][0]
+    assert (p["rev_rate_bps"], p["ack_bytes"], p["rev_queue_bytes"]) == (500_000, 40, 4000)
+    assert "rev_rate_bps" not in build_episode(Scenario.from_dict(BASE), 0).core_inputs()["paths"][0]
+    for change, message in [({"ack_bandwidth": -1}, r"paths\[0\]\.ack_bandwidth"),
+                            ({"ack_bandwidth": 1, "ack_bytes": 0}, r"paths\[0\]\.ack_bytes"),
+                            ({"ack_bandwidth": 1, "ack_queue_bytes": 39}, r"paths\[0\]\.ack_queue_bytes"),
+                            ({"ack_bytes": 64}, r"paths\[0\]\.ack_bytes.*only with ack_bandwidth"),
+                            ({"ack_bandwidth": 1, "cc": "ideal"}, r"paths\[0\]\.ack_bandwidth.*cc: ideal")]:
+        with pytest.raises(ScenarioError, match=message):
+            Scenario.from_dict({**BASE, "paths": [{**BASE["paths"][0], **change}, BASE["paths"][1]]})
+    for change, message in [({"rev_rate_bps": 10**6}, r"paths\[0\]\.rev_rate_bps: an ideal subflow"),
+                            ({"cc": "newreno", "rev_rate_bps": 10**13, "ack_bytes": 40}, r"rev_rate_bps: .* outside"),
+                            ({"cc": "newreno", "rev_rate_bps": 10**6}, r"paths\[0\]\.ack_bytes: 0 is outside"),
+                            ({"cc": "newreno", "rev_rate_bps": 10**6, "ack_bytes": 40, "rev_queue_bytes": 39},
+                             r"paths\[0\]\.rev_queue_bytes: 39 is outside")]:
+        with pytest.raises(ValueError, match=message):
+            make_sim(one_path_spec(1, **change))

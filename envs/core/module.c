@@ -436,6 +436,12 @@ static int parse_subflow(PyObject *pd, const char *what, int j, int cross, buffe
     if (PyDict_GetItemString(pd, "ack_loss_threshold") &&
         get_threshold(pd, "ack_loss_threshold", ctx, &pc->ack_loss_threshold))
         return -1;
+    pc->rev_rate_bps = pc->ack_bytes = 0; /* optional: no reverse bottleneck */
+    pc->rev_queue_bytes = MPS_MAX_TIME_NS;
+    if ((PyDict_GetItemString(pd, "rev_rate_bps") && get_int64(pd, "rev_rate_bps", ctx, &pc->rev_rate_bps)) ||
+        (PyDict_GetItemString(pd, "ack_bytes") && get_int64(pd, "ack_bytes", ctx, &pc->ack_bytes)) ||
+        (PyDict_GetItemString(pd, "rev_queue_bytes") && get_int64(pd, "rev_queue_bytes", ctx, &pc->rev_queue_bytes)))
+        return -1;
     PyObject *backup = PyDict_GetItemString(pd, "backup"); /* optional: false */
     pc->backup = backup ? PyObject_IsTrue(backup) : 0;
     if (pc->backup < 0) return -1;
@@ -900,6 +906,7 @@ static const view_desc VIEWS[] = {
     VP("outage_losses", outage_losses, "q"),
     VP("outage_ack_losses", outage_ack_losses, "q"),
     VP("ack_losses", ack_losses, "q"),
+    VP("ack_queue_drops", ack_queue_drops, "q"),
     VP("redundant_packets", redundant_packets, "q"),
     VP("redundant_bytes", redundant_bytes, "q"),
     VP("rto_streak", rto_streak, "q"),

@@ -177,6 +177,16 @@ static int check_subflow(const mps_config *c, const mps_subflow_config *p, const
           "%s[%d].ack_loss_threshold: an ideal subflow's acknowledgements are never lost (7.6); use a "
           "window-based controller",
           what, j);
+    CHECK(p->rev_rate_bps >= 0 && p->rev_rate_bps <= MPS_MAX_RATE_BPS,
+          "%s[%d].rev_rate_bps: %lld is outside [0, 10^12]", what, j, (long long)p->rev_rate_bps);
+    CHECK(p->rev_rate_bps == 0 || p->cc != MPS_CC_IDEAL,
+          "%s[%d].rev_rate_bps: an ideal subflow learns the fate of every packet at once (7.6); use a "
+          "window-based controller",
+          what, j);
+    CHECK(p->rev_rate_bps == 0 || (p->ack_bytes >= 1 && p->ack_bytes <= 65535),
+          "%s[%d].ack_bytes: %lld is outside [1, 65535]", what, j, (long long)p->ack_bytes);
+    CHECK(p->rev_rate_bps == 0 || (p->rev_queue_bytes >= p->ack_bytes && p->rev_queue_bytes <= MPS_MAX_TIME_NS),
+          "%s[%d].rev_queue_bytes: %lld is outside [ack_bytes, 2^62]", what, j, (long long)p->rev_queue_bytes);
     CHECK(p->down_n >= 0 && p->down_n <= MPS_MAX_OUTAGES, "%s[%d].down_start_ns: %d outages; at most %d are supported",
           what, j, p->down_n, MPS_MAX_OUTAGES);
     CHECK(p->down_n == 0 || (p->down_start_ns && p->down_end_ns), "%s[%d]: outages without their arrays", what, j);
@@ -343,7 +353,8 @@ void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, in
         delays_at(p, s->now, &p->fwd_delay_ns, &p->rev_delay_ns); /* held from now on */
         p->delay_n = 0;
         p->down_n = 0; /* no outage the sender could foresee */
-        p->dynamics = (uint8_t)(p->fwd_jitter_ns > 0 || p->rev_jitter_ns > 0 || p->ack_loss_threshold > 0);
+        p->dynamics = (uint8_t)(p->fwd_jitter_ns > 0 || p->rev_jitter_ns > 0 || p->ack_loss_threshold > 0 ||
+                                p->rev_service_ns > 0);
         mps_rng_seed(p->rng, seed, j);
         mps_rng_seed(p->jitter_rng, seed, j + MPS_JITTER_STREAM);
         mps_rng_seed(p->ack_rng, seed, j + MPS_ACK_STREAM);
@@ -589,8 +600,14 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->timed = (uint8_t)(p->is_cross || pc->start_ns > 0 || pc->stop_ns < MPS_MAX_TIME_NS);
         p->gated = (uint8_t)(p->timed || p->backup);
         p->ack_loss_threshold = pc->ack_loss_threshold;
+        /* 6: ceil(ack_bytes * 8e9 / rate), at most 65535 * 8e9 before the division */
+        p->rev_service_ns = pc->rev_rate_bps > 0 ? (pc->ack_bytes * INT64_C(8000000000) + pc->rev_rate_bps - 1) /
+                                                       pc->rev_rate_bps
+                                                 : 0;
+        p->ack_bytes = pc->ack_bytes;
+        p->rev_queue_bytes = pc->rev_queue_bytes;
         p->dynamics = (uint8_t)(pc->delay_n > 0 || pc->fwd_jitter_ns > 0 || pc->rev_jitter_ns > 0 || pc->down_n > 0 ||
-                                pc->ack_loss_threshold > 0);
+                                pc->ack_loss_threshold > 0 || p->rev_service_ns > 0);
         p->initial_cwnd_bytes = pc->initial_cwnd_bytes;
         p->min_rto_ns = pc->min_rto_ns;
         p->max_rto_ns = pc->max_rto_ns;
@@ -798,7 +815,8 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->ge_bad = 0;
         p->last_lost = 0;
         p->loss_bursts = 0;
-        p->outage_losses = p->outage_ack_losses = p->ack_losses = p->rto_streak = 0;
+        p->outage_losses = p->outage_ack_losses = p->ack_losses = p->ack_queue_drops = p->rto_streak = 0;
+        p->rev_free_ns = 0;
         p->redundant_packets = p->redundant_bytes = 0;
         p->last_send_ns = -1;
         p->packets_sent = p->bytes_sent = p->retransmissions = 0;
@@ -1195,11 +1213,24 @@ static void leave_link_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t, 
 }
 
 /* The way back of the acknowledgement pk that leaves the receiver at t, for a subflow with
- * delay dynamics or outages (6). */
+ * delay dynamics, outages or a reverse bottleneck (6). */
 static void ack_back_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t) {
+    int64_t wire = t; /* when it leaves the reverse bottleneck */
+    if (p->rev_service_ns) {
+        if (p->rev_free_ns > t) { /* busy: ceil((free - t) / service) in the server, one in service */
+            const int64_t waiting = (p->rev_free_ns - t + p->rev_service_ns - 1) / p->rev_service_ns - 1;
+            if ((waiting + 1) * p->ack_bytes > p->rev_queue_bytes) {
+                p->ack_queue_drops++;
+                return;
+            }
+            wire = p->rev_free_ns;
+        }
+        wire += p->rev_service_ns;
+        p->rev_free_ns = wire;
+    }
     int64_t fwd = p->fwd_delay_ns, rev = p->rev_delay_ns;
-    if (p->delay_n) delays_at(p, t, &fwd, &rev);
-    const int64_t back = in_order(&p->ackq, t + rev + jitter_draw(p, p->rev_jitter_ns));
+    if (p->delay_n) delays_at(p, wire, &fwd, &rev);
+    const int64_t back = in_order(&p->ackq, wire + rev + jitter_draw(p, p->rev_jitter_ns));
     if (p->ack_loss_threshold && (mps_rng_next(p->ack_rng) >> 11) < p->ack_loss_threshold) { /* lost at random */
         p->ack_losses++;
         return;

@@ -128,6 +128,9 @@ typedef struct {
     const int64_t *down_end_ns;
     int32_t backup; /* paths only: ready only while every other path is potentially failed (7) */
     uint64_t ack_loss_threshold; /* window-based: an acknowledgement is lost if a draw is below it (6) */
+    /* window-based: a reverse bottleneck (6) of this rate (0: none) serving acknowledgements
+     * of ack_bytes each, drop-tail beyond rev_queue_bytes waiting */
+    int64_t rev_rate_bps, ack_bytes, rev_queue_bytes;
 } mps_subflow_config;
 
 typedef struct {
@@ -256,6 +259,7 @@ typedef struct {
     int64_t loss_bursts; /* maximal runs of consecutive randomly lost packets */
     int64_t outage_losses, outage_ack_losses; /* packets and acknowledgements lost to outages (4, 6) */
     int64_t ack_losses; /* acknowledgements lost at random (6) */
+    int64_t ack_queue_drops; /* acknowledgements dropped by the reverse bottleneck (6) */
     int64_t redundant_packets, redundant_bytes; /* copies of pieces in flight elsewhere (7.1) */
     int64_t rto_streak; /* timeouts since the last newly acknowledged packet (7.5); > 0 only in RTO recovery */
     /* configuration */
@@ -272,6 +276,9 @@ typedef struct {
     int32_t down_n;
     int64_t *down_start_ns, *down_end_ns;
     uint64_t ack_loss_threshold; /* random loss of acknowledgements (6) */
+    /* the reverse bottleneck (6): rev_service_ns per acknowledgement (0: none), the time it
+     * has served every acknowledgement it took, and the most that may wait */
+    int64_t rev_service_ns, rev_free_ns, rev_queue_bytes, ack_bytes;
     /* random streams (5): losses, and the jitter of delays */
     uint64_t rng[4];
     uint64_t jitter_rng[4];

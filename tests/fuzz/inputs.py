@@ -211,6 +211,12 @@ def path(draw: st.DrawFn, files: dict[str, str], links: list[str]) -> dict[str, 
     if draw(st.integers(0, 5)) == 0:
         p["ack_loss"] = draw(st.floats(0, 1))
     if draw(st.integers(0, 5)) == 0:
+        p["ack_bandwidth"] = draw(st.one_of(st.floats(0, 2e6), st.just(0.01)))
+        if draw(st.booleans()):
+            p["ack_bytes"] = draw(st.one_of(st.integers(-5, 70_000), st.just(40)))
+        if draw(st.booleans()):
+            p["ack_queue_bytes"] = draw(st.one_of(st.integers(-5, 10**6), st.just(2**63)))
+    if draw(st.integers(0, 5)) == 0:
         p["start_s"] = draw(st.floats(0, 0.3))
         if draw(st.booleans()):
             p["stop_s"] = p["start_s"] + draw(st.floats(0, 0.3))

@@ -58,6 +58,7 @@ def main() -> None:
                 p.get("start_ns", 0), p.get("stop_ns", 1 << 62), codes[p.get("fast_recovery", "immediate")],
                 p.get("fwd_jitter_ns", 0), p.get("rev_jitter_ns", 0), len(p.get("delay_start_ns", ())),
                 len(p.get("down_start_ns", ())), int(bool(p.get("backup", False))), p.get("ack_loss_threshold", 0),
+                p.get("rev_rate_bps", 0), p.get("ack_bytes", 0), p.get("rev_queue_bytes", 1 << 62),
             )) + "\n")
             for key in ("delay_start_ns", "fwd_delay_step_ns", "rev_delay_step_ns", "down_start_ns", "down_end_ns"):
                 f.write(" ".join(str(int(x)) for x in p.get(key, ())) + "\n")
