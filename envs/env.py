@@ -92,16 +92,18 @@ def check_seed(seed: Any, name: str = "seed") -> None:
         raise ArgumentError(name, seed, "None or an integer in [0, 2^63 - 1]")
 
 
-def check_action(action: Any, num_slots: int) -> int:
-    """An action as a Python int, or ActionError when it is not one of Discrete(K + 1)."""
+def check_action(action: Any, num_slots: int, copies: bool = False) -> int:
+    """An action as a Python int, or ActionError when it is not one of the action space
+    (Discrete(K + 1), or Discrete(2K + 1) with copies)."""
+    n = 2 * num_slots + 1 if copies else num_slots + 1
     if isinstance(action, np.ndarray) and action.shape == ():
         action = action.item()
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        raise ActionError(f"action {action!r} is not an integer of Discrete({num_slots + 1})")
-    if not 0 <= action <= num_slots:
-        raise ActionError(
-            f"action {int(action)} is outside Discrete({num_slots + 1}): slots 0..{num_slots - 1}, WAIT = {num_slots}"
-        )
+        raise ActionError(f"action {action!r} is not an integer of Discrete({n})")
+    if not 0 <= action < n:
+        copy = f", copies from slot k = {num_slots + 1} + k" if copies else ""
+        raise ActionError(f"action {int(action)} is outside Discrete({n}): slots 0..{num_slots - 1}, "
+                          f"WAIT = {num_slots}{copy}")
     return int(action)
 
 
@@ -125,6 +127,14 @@ class MultipathDeadlineEnv(gym.Env):
     something changes). `action_masks()` marks the slots that hold a block (WAIT is always
     allowed). An empty slot counts as WAIT (`invalid_action="wait"`, the default) or
     raises (`invalid_action="raise"`); an action outside the space always raises.
+
+    With `copies=True`, `Discrete(2K + 1)`: action `K + 1 + k` sends a copy of a piece of
+    the block in slot `k` that is in flight on other paths (its lowest such piece; the
+    first copy to arrive counts, docs/model.md 7.1) on the deciding path; the slots then
+    also hold blocks whose bytes are all in flight, and the path is asked while a piece is
+    in flight even when nothing is sendable. The mask allows a send only for a block with
+    something to send and a copy only where the deciding path can copy one of its pieces;
+    an action the mask refuses counts as WAIT or raises, as an empty slot does.
 
     ## Observation Space
 
@@ -164,7 +174,8 @@ class MultipathDeadlineEnv(gym.Env):
       (default `"dams-dynamic-1-rtt-40"`).
     - `num_slots` (K, default 16): block slots in the observation, 1..64.
     - `max_paths` (Pmax): path slots, at least the scenario's paths (default: exactly).
-    - `invalid_action`: `"wait"` (default) or `"raise"`, for actions naming an empty slot.
+    - `invalid_action`: `"wait"` (default) or `"raise"`, for actions the mask refuses.
+    - `copies`: add the copy actions (default False).
 
     ```python
     import gymnasium as gym
@@ -177,24 +188,29 @@ class MultipathDeadlineEnv(gym.Env):
 
     ## Version History
 
-    - v0: initial version.
+    - v0: initial version; `copies` added later (off by default: the space is unchanged).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 30}
 
     def __init__(self, scenario: Scenario | str | Path | Mapping[str, Any] = DEFAULT, num_slots: int = 16,
-                 max_paths: int | None = None, invalid_action: str = "wait", render_mode: str | None = None) -> None:
+                 max_paths: int | None = None, invalid_action: str = "wait", render_mode: str | None = None,
+                 copies: bool = False) -> None:
         self.scenario = resolve(scenario)
         self.num_slots, self.max_paths = _check_kwargs(self.scenario, num_slots, max_paths, invalid_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ArgumentError("render_mode", render_mode, f"None or one of {self.metadata['render_modes']}")
+        if not isinstance(copies, (bool, np.bool_)):
+            raise ArgumentError("copies", copies, "True or False")
         self.render_mode = render_mode
         self.invalid_action = invalid_action
+        self.copies = bool(copies)
         dim = _core.obs_dim(self.num_slots, self.max_paths)
+        actions = 2 * self.num_slots + 1 if self.copies else self.num_slots + 1
         self.observation_space = observation_space(dim)
-        self.action_space = spaces.Discrete(self.num_slots + 1)
+        self.action_space = spaces.Discrete(actions)
         self._obs = np.zeros(dim, dtype=np.float32)
-        self._mask = np.zeros(self.num_slots + 1, dtype=np.bool_)
+        self._mask = np.zeros(actions, dtype=np.bool_)
         self._slots = np.full(self.num_slots, -1, dtype=np.int32)
         self._sim: _core.Sim | None = None
         self._done = True
@@ -207,6 +223,7 @@ class MultipathDeadlineEnv(gym.Env):
         episode_seed = int(seed) if seed is not None else int(self.np_random.integers(_MAX_SEED))
         self.episode_seed = episode_seed
         sim = build_episode(self.scenario, episode_seed).make_sim()
+        sim.copies = self.copies
         sim.bind_obs(self.num_slots, self.max_paths, self.invalid_action == "wait", self._obs, self._mask, self._slots)
         self._sim = sim
         # No decision is pending yet: the action is ignored and the core runs to the first one.
@@ -221,10 +238,19 @@ class MultipathDeadlineEnv(gym.Env):
         except MpschedError:
             raise
         except (TypeError, ValueError, OverflowError):
-            check_action(action, self.num_slots)  # names what is wrong with the action itself
-            raise ActionError(f"action {action!r} names an empty slot (see action_masks()); "
+            check_action(action, self.num_slots, self.copies)  # names what is wrong with the action itself
+            raise ActionError(f"action {action!r} {self._refusal(int(action))} (see action_masks()); "
                               f"WAIT = {self.num_slots}") from None
         return self._obs.copy(), reward, self._done, False, {"path": path, "time_s": now_ns * 1e-9}
+
+    def _refusal(self, action: int) -> str:
+        """Why the mask refuses an action of the space."""
+        k = action if action < self.num_slots else action - self.num_slots - 1
+        if self._slots[k] < 0:
+            return f"names an empty slot ({k})"
+        if action < self.num_slots:
+            return f"names slot {k}, whose block has nothing to send now"
+        return f"copies from slot {k}, whose block has no piece in flight that the deciding path may copy"
 
     def action_masks(self) -> np.ndarray:
         """Valid actions of the current decision (slots holding a block, and WAIT)."""

@@ -203,3 +203,65 @@ def test_xquic_reinjects_only_what_is_late() -> None:
     outage, outage_all = copies(_wifi_lte(outage=True), "xquic-reinject"), copies(_wifi_lte(outage=True), "redundant")
     assert outage[0] == 1.0 > simulate(_wifi_lte(outage=True), "minrtt", seed=1).summary["on_time_rate"]
     assert 0 < outage[1] < 0.25 * outage_all[1]
+
+
+def _redundant_through_the_environment(scenario: dict, seed: int) -> dict[str, np.ndarray]:
+    """Linux's redundant scheduler played through the Gymnasium environment's copy
+    actions: the most urgent slot the deciding path may copy from, else (on the ready path
+    with the smallest srtt) the most urgent slot with something to send, else WAIT. With
+    one relative deadline that nothing outlives, slot order is block order, so these are
+    the scheduler's own decisions (baselines/redundancy.py)."""
+    from mpsched.envs.env import MultipathDeadlineEnv
+
+    env = MultipathDeadlineEnv(scenario, num_slots=64, copies=True, invalid_action="raise")
+    _, info = env.reset(seed=seed)
+    k, done = env.num_slots, False
+    while not done:
+        mask, sim, j = env.action_masks(), env.sim, info["path"]
+        copies = np.flatnonzero(mask[k + 1:])
+        srtt, ready = np.asarray(sim.view("srtt_ns")), np.asarray(sim.view("can_send"))
+        fastest = min((int(srtt[i]), i) for i in range(len(srtt)) if ready[i])[1]
+        sends = np.flatnonzero(mask[:k])
+        assert len(env.slot_blocks()[env.slot_blocks() >= 0]) < k  # every open block is in a slot
+        if len(copies):
+            action = k + 1 + int(copies[0])
+        elif fastest == j and len(sends):
+            action = int(sends[0])
+        else:
+            action = k
+        _, _, done, _, info = env.step(action)
+    view = env.sim
+    return {name: np.asarray(view.view(name)).copy() for name in ("completion_ns", "packets_sent", "redundant_packets")}
+
+
+@pytest.mark.parametrize("loss", [0.0, 0.05])
+def test_the_environment_copies_as_the_redundant_scheduler_does(loss: float) -> None:
+    """The environment's copy actions reach the same episode as the native scheduler:
+    every block's completion, every path's packets and copies, bit for bit."""
+    scenario = _wifi_lte(outage=loss == 0.0, loss=loss)
+    scenario["duration_s"] = 4
+    scenario["workload"] = {"type": "avc", "bitrate_mbps": 1, "deadline_ms": 5000}
+    ours = _redundant_through_the_environment(scenario, seed=3)
+    sim = build_episode(resolve(scenario), 3).make_sim()
+    drive(sim, Redundant())
+    for name, value in ours.items():
+        np.testing.assert_array_equal(value, np.asarray(sim.view(name)), err_msg=name)
+    assert ours["redundant_packets"].sum() > 100
+
+
+def test_the_environment_without_copies_keeps_its_space_and_refuses_what_the_mask_refuses() -> None:
+    from mpsched.envs.env import MultipathDeadlineEnv
+    from mpsched.envs.errors import ActionError, ArgumentError
+
+    plain = MultipathDeadlineEnv(_wifi_lte(), num_slots=4)
+    assert plain.action_space.n == 5
+    env = MultipathDeadlineEnv(_wifi_lte(), num_slots=4, copies=True, invalid_action="raise")
+    assert env.action_space.n == 9
+    env.reset(seed=0)
+    assert env.action_masks().shape == (9,) and not env.action_masks()[5:].any()  # nothing in flight yet
+    with pytest.raises(ActionError, match=r"action 5 copies from slot 0, whose block has no piece in flight"):
+        env.step(5)
+    with pytest.raises(ActionError, match=r"outside Discrete\(9\).*copies from slot k = 5 \+ k"):
+        env.step(9)
+    with pytest.raises(ArgumentError, match="copies"):
+        MultipathDeadlineEnv(_wifi_lte(), copies="yes")

@@ -236,6 +236,7 @@ typedef struct {
     /* observation buffers bound by bind_obs() and written by every obs_step() */
     Py_buffer obs, mask, slots;
     int obs_bound, K, Pmax, invalid_as_wait;
+    int obs_copies; /* the episode took copies when bound: copy actions (envs/core/obs.h) */
     int busy; /* set while the GIL is released around this Sim */
 } SimObject;
 
@@ -990,7 +991,8 @@ static int check_obs_dims(int K, int Pmax, int n_paths) {
     return 0;
 }
 
-/* bind_obs(K, Pmax, invalid_as_wait, obs, mask, slots): the buffers obs_step writes. */
+/* bind_obs(K, Pmax, invalid_as_wait, obs, mask, slots): the buffers obs_step writes; with
+ * copies on (the copies attribute, set before) the mask has the copy actions too. */
 static PyObject *Sim_bind_obs(PyObject *obj, PyObject *args) {
     SimObject *self = (SimObject *)obj;
     SIM_READY(self);
@@ -998,8 +1000,10 @@ static PyObject *Sim_bind_obs(PyObject *obj, PyObject *args) {
     PyObject *o, *m, *sl;
     if (!PyArg_ParseTuple(args, "iipOOO", &K, &Pmax, &invalid_as_wait, &o, &m, &sl)) return NULL;
     if (check_obs_dims(K, Pmax, self->sim->n_paths) != 0) return NULL;
+    const int copies = self->sim->copies;
+    if (copies) mps_track_flight(self->sim);
     Py_buffer ob, mb, sb;
-    Py_ssize_t os[1] = {(Py_ssize_t)mps_obs_dim(K, Pmax)}, ms[1] = {K + 1}, ss[1] = {K};
+    Py_ssize_t os[1] = {(Py_ssize_t)mps_obs_dim(K, Pmax)}, ms[1] = {mps_obs_actions(copies, K)}, ss[1] = {K};
     if (get_array(o, 'f', 1, os, 1, "obs", &ob) != 0) return NULL;
     if (get_array(m, 'b', 1, ms, 1, "mask", &mb) != 0) {
         PyBuffer_Release(&ob);
@@ -1017,8 +1021,9 @@ static PyObject *Sim_bind_obs(PyObject *obj, PyObject *args) {
     self->K = K;
     self->Pmax = Pmax;
     self->invalid_as_wait = invalid_as_wait;
+    self->obs_copies = copies;
     self->obs_bound = 1;
-    mps_obs_write(self->sim, K, Pmax, (float *)ob.buf, (uint8_t *)mb.buf, (int32_t *)sb.buf);
+    mps_obs_write(self->sim, K, Pmax, copies, (float *)ob.buf, (uint8_t *)mb.buf, (int32_t *)sb.buf);
     Py_RETURN_NONE;
 }
 
@@ -1037,13 +1042,22 @@ static PyObject *Sim_obs_step(PyObject *obj, PyObject *arg) {
     double reward = 0.0;
     uint8_t done = 0;
     mps_sim *s = self->sim;
-    int rc = mps_obs_step(s, K, self->Pmax, action, self->invalid_as_wait, (float *)self->obs.buf,
+    const int copies = self->obs_copies;
+    int rc = mps_obs_step(s, K, self->Pmax, copies, action, self->invalid_as_wait, (float *)self->obs.buf,
                           (uint8_t *)self->mask.buf, (int32_t *)self->slots.buf, &reward, &done);
     if (rc == -2) return core_error(s);
     if (rc == -1) {
-        if (action < 0 || action > K)
-            PyErr_Format(PyExc_ValueError, "action %lld is outside Discrete(%d): slots 0..%d, WAIT = %d", action,
-                         K + 1, K - 1, K);
+        const int n = mps_obs_actions(copies, K);
+        if (action < 0 || action >= n)
+            PyErr_Format(PyExc_ValueError, "action %lld is outside Discrete(%d): slots 0..%d, WAIT = %d%s", action, n,
+                         K - 1, K, copies ? ", copies from slots K + 1 + slot" : "");
+        else if (action > K)
+            PyErr_Format(PyExc_ValueError,
+                         "action %lld: slot %lld holds no piece the deciding path may copy (see action_masks())",
+                         action, action - K - 1);
+        else if (((int32_t *)self->slots.buf)[action] >= 0)
+            PyErr_Format(PyExc_ValueError, "action %lld: the block in slot %lld has nothing to send now (see "
+                         "action_masks()); WAIT = %d", action, action, K);
         else
             PyErr_Format(PyExc_ValueError, "action %lld names an empty slot (see action_masks()); WAIT = %d", action,
                          K);
@@ -1330,7 +1344,7 @@ static PyObject *Batch_set(PyObject *obj, PyObject *args) {
     mps_sim *s = self->core[i] = ((SimObject *)sim)->sim;
     if (mps_next_decision(s) == -2) return core_error(s);
     const int K = self->K;
-    mps_obs_write(s, K, self->Pmax, (float *)self->obs.buf + i * self->dim, (uint8_t *)self->mask.buf + i * (K + 1),
+    mps_obs_write(s, K, self->Pmax, 0, (float *)self->obs.buf + i * self->dim, (uint8_t *)self->mask.buf + i * (K + 1),
                   (int32_t *)self->slots.buf + i * K);
     ((double *)self->rewards.buf)[i] = mps_take_reward(s);
     ((uint8_t *)self->dones.buf)[i] = (uint8_t)s->done;
@@ -1408,7 +1422,7 @@ static PyObject *Batch_step(PyObject *obj, PyObject *args) {
         mps_sim *s = core[i];
         if (i + 2 < n) mps_prefetch_state(core[i + 2]);
         if (i + 1 < n) mps_prefetch_data(core[i + 1]);
-        int rc = mps_obs_step(s, K, self->Pmax, act[i], invalid_as_wait, obs + i * self->dim, mask + i * (K + 1),
+        int rc = mps_obs_step(s, K, self->Pmax, 0, act[i], invalid_as_wait, obs + i * self->dim, mask + i * (K + 1),
                               slot + i * K, rew + i, done + i);
         if (rc != 0) {
             failed = i;

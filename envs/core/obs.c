@@ -11,31 +11,49 @@ const char *const mps_obs_path_names[MPS_OBS_PATH_FEATURES] = {
 
 #include <string.h>
 
-/* The K most urgent sendable blocks, in slot order; returns how many. Blocks are kept
- * in a bitset by deadline rank, so this costs O(K) plus the words skipped. */
-static int select_slots(mps_sim *s, int K, int32_t *slot_blocks) {
+/* Word w, by deadline rank, of the blocks a slot may hold: the sendable ones, and with
+ * copies those with bytes in flight too. */
+static inline uint64_t slot_rank_word(const mps_sim *s, int32_t w, int copies) {
+    return mps_sendable_rank_word(s, w) | (copies ? s->flight_set.dl_bits[w] : 0);
+}
+
+/* Whether a block of slot_rank_word goes into a slot: one that is not sendable, and
+ * cancelled or acknowledged (a copy still on its way), has nothing to send or copy. */
+static inline int slot_takes(const mps_sim *s, int32_t b, int copies) {
+    return !copies || mps_block_sendable(s, b) || !(s->blk[b].flags & (MPS_BLK_CANCELLED | MPS_BLK_ACKED));
+}
+
+/* The K most urgent blocks of slot_rank_word, in slot order; returns how many. Blocks
+ * are kept in bitsets by deadline rank, so this costs O(K) plus the words skipped. */
+static int select_slots(mps_sim *s, int K, int copies, int32_t *slot_blocks) {
     /* first rank whose deadline has not passed; time only grows, so does the cut */
     while (s->dl_cut < s->n_blocks && s->dl_sorted[s->dl_cut] < s->now) s->dl_cut++;
     const int32_t cut = s->dl_cut;
-    const int32_t floor = mps_todo_rank_floor(s);
+    int32_t floor = mps_todo_rank_floor(s);
+    if (copies) {
+        const int32_t flight = mps_flight_rank_floor(s);
+        if (flight < floor) floor = flight;
+    }
     int n = 0;
     /* unexpired blocks, earliest deadline first */
     for (int32_t w = (cut >> 6) > floor ? cut >> 6 : floor; w <= s->dl_hi_word && n < K; w++) {
-        uint64_t x = mps_sendable_rank_word(s, w);
+        uint64_t x = slot_rank_word(s, w, copies);
         if (w == (cut >> 6)) x &= ~UINT64_C(0) << (cut & 63);
         while (x && n < K) {
-            slot_blocks[n++] = s->dl_order[(w << 6) + __builtin_ctzll(x)];
+            const int32_t b = s->dl_order[(w << 6) + __builtin_ctzll(x)];
+            if (slot_takes(s, b, copies)) slot_blocks[n++] = b;
             x &= x - 1;
         }
     }
     /* then expired blocks, most recently expired first */
     for (int32_t w = (cut - 1) >> 6; cut > 0 && w >= floor && n < K; w--) {
-        uint64_t x = mps_sendable_rank_word(s, w);
+        uint64_t x = slot_rank_word(s, w, copies);
         const int32_t top = cut - 1 - (w << 6); /* highest rank of this word still below cut */
         if (top < 63) x &= (UINT64_C(1) << (top + 1)) - 1;
         while (x && n < K) {
             const int bit = 63 - __builtin_clzll(x);
-            slot_blocks[n++] = s->dl_order[(w << 6) + bit];
+            const int32_t b = s->dl_order[(w << 6) + bit];
+            if (slot_takes(s, b, copies)) slot_blocks[n++] = b;
             x &= ~(UINT64_C(1) << bit);
         }
     }
@@ -43,10 +61,11 @@ static int select_slots(mps_sim *s, int K, int32_t *slot_blocks) {
     return n;
 }
 
-void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32_t *slot_blocks) {
+void mps_obs_write(mps_sim *s, int K, int Pmax, int copies, float *obs, uint8_t *mask, int32_t *slot_blocks) {
     const int64_t dim = mps_obs_dim(K, Pmax);
+    const int actions = mps_obs_actions(copies, K);
     memset(obs, 0, (size_t)dim * sizeof(float));
-    memset(mask, 0, (size_t)(K + 1));
+    memset(mask, 0, (size_t)actions);
     mask[K] = 1;
     if (s->pending < 0) {
         for (int i = 0; i < K; i++) slot_blocks[i] = -1;
@@ -54,7 +73,7 @@ void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32
     }
     const int P = s->n_paths;
     const float inv_mss = 1.0f / (float)s->mss;
-    const int n = select_slots(s, K, slot_blocks);
+    const int n = select_slots(s, K, copies, slot_blocks);
     const int stride = MPS_OBS_BLOCK_BASE + Pmax;
     for (int i = 0; i < n; i++) {
         const int32_t b = slot_blocks[i];
@@ -68,7 +87,12 @@ void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32
         f[MPS_OBS_SLOT_SIZE] = (float)k->size_bytes * inv_mss;
         const int64_t *inflight = s->blk_inflight + (int64_t)b * P;
         for (int j = 0; j < P; j++) f[MPS_OBS_BLOCK_BASE + j] = (float)inflight[j] * inv_mss;
-        mask[i] = 1;
+        if (copies) {
+            mask[i] = (uint8_t)mps_block_sendable(s, b);
+            mask[K + 1 + i] = (uint8_t)(mps_copy_piece(s, b, s->pending) >= 0);
+        } else {
+            mask[i] = 1;
+        }
     }
     float *pf = obs + (int64_t)K * stride;
     for (int j = 0; j < P; j++) {
@@ -86,19 +110,24 @@ void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32
     pf[(int64_t)Pmax * MPS_OBS_PATH_FEATURES + s->pending] = 1.0f;
 }
 
-int mps_obs_step(mps_sim *s, int K, int Pmax, int64_t action, int invalid_as_wait, float *obs, uint8_t *mask,
-                 int32_t *slot_blocks, double *reward, uint8_t *done) {
+int mps_obs_step(mps_sim *s, int K, int Pmax, int copies, int64_t action, int invalid_as_wait, float *obs,
+                 uint8_t *mask, int32_t *slot_blocks, double *reward, uint8_t *done) {
     if (s->pending >= 0) {
-        int32_t block;
-        if (action < 0 || action > K) return -1;
-        if (action == K) {
-            block = MPS_WAIT;
-        } else {
+        if (action < 0 || action >= mps_obs_actions(copies, K)) return -1;
+        int32_t block = MPS_WAIT;
+        int valid = 1;
+        if (action < K) {
+            valid = mask[action];
             block = slot_blocks[action];
-            if (block < 0) {
-                if (!invalid_as_wait) return -1;
-                block = MPS_WAIT;
-            }
+        } else if (action > K) { /* a copy of the slot's lowest piece the deciding path may copy */
+            const int32_t b = slot_blocks[action - K - 1];
+            const int32_t g = b >= 0 ? mps_copy_piece(s, b, s->pending) : -1;
+            valid = g >= 0;
+            block = MPS_COPY(g);
+        }
+        if (!valid) {
+            if (!invalid_as_wait) return -1;
+            block = MPS_WAIT;
         }
         if (mps_apply(s, block) != 0) return -1;
     }
@@ -106,6 +135,6 @@ int mps_obs_step(mps_sim *s, int K, int Pmax, int64_t action, int invalid_as_wai
     if (j == -2) return -2;
     *reward = mps_take_reward(s);
     *done = (uint8_t)(j < 0);
-    mps_obs_write(s, K, Pmax, obs, mask, slot_blocks);
+    mps_obs_write(s, K, Pmax, copies, obs, mask, slot_blocks);
     return 0;
 }

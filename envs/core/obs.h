@@ -8,9 +8,10 @@
  *   Pmax x 8 path features: present, srtt [s], rttvar [s], cwnd [packets] (0 for ideal),
  *       in flight [packets], delivery-rate estimate [Mbit/s], in recovery, can send;
  *   Pmax one-hot: the deciding path.
- * Slots hold the sendable blocks, most urgent first: blocks whose deadline has not
- * passed by earliest deadline (ties: lower index first), then expired blocks, most
- * recently expired first (ties: higher index first).
+ * Slots hold the sendable blocks (with copies, also those with bytes in flight), most
+ * urgent first: blocks whose deadline has not passed by earliest deadline (ties: lower
+ * index first), then expired blocks, most recently expired first (ties: higher index
+ * first).
  */
 #ifndef MPSCHED_OBS_H
 #define MPSCHED_OBS_H
@@ -47,15 +48,23 @@ static inline int64_t mps_obs_dim(int K, int Pmax) {
     return (int64_t)K * (MPS_OBS_BLOCK_BASE + Pmax) + (int64_t)Pmax * MPS_OBS_PATH_FEATURES + Pmax;
 }
 
-/* Observation of the pending decision (zeros when the episode is over); mask has K + 1
- * entries (the last is WAIT, always allowed), slot_blocks has K (-1 for an empty slot). */
-void mps_obs_write(mps_sim *s, int K, int Pmax, float *obs, uint8_t *mask, int32_t *slot_blocks);
+/* Actions of an observation with K slots: send from slot k (k < K), WAIT (K), and with
+ * copies (an episode that takes them, docs/model.md 7.1) a copy from slot k (K + 1 + k).
+ * With copies the slots also hold blocks with bytes in flight (flight_set: mps_track_flight
+ * must be on for them to appear). */
+static inline int mps_obs_actions(int copies, int K) { return copies ? 2 * K + 1 : K + 1; }
 
-/* Maps an action (slot index, or K for WAIT) to a decision, applies it, advances to the
- * next decision and writes its observation. An action outside [0, K] or naming an empty
- * slot returns -1 and changes nothing, unless invalid_as_wait, which turns an empty slot
- * into WAIT. Returns 0, -1, or -2 on a core error. */
-int mps_obs_step(mps_sim *s, int K, int Pmax, int64_t action, int invalid_as_wait, float *obs, uint8_t *mask,
-                 int32_t *slot_blocks, double *reward, uint8_t *done);
+/* Observation of the pending decision (zeros when the episode is over); mask has
+ * mps_obs_actions entries (WAIT always allowed; a send only for a sendable block, a copy
+ * only where the deciding path may copy one of the block's pieces), slot_blocks has K
+ * (-1 for an empty slot). */
+void mps_obs_write(mps_sim *s, int K, int Pmax, int copies, float *obs, uint8_t *mask, int32_t *slot_blocks);
+
+/* Maps an action (mps_obs_actions) to a decision, applies it, advances to the next
+ * decision and writes its observation. An action outside the actions or one the mask
+ * refuses returns -1 and changes nothing, unless invalid_as_wait, which turns it into
+ * WAIT. Returns 0, -1, or -2 on a core error. */
+int mps_obs_step(mps_sim *s, int K, int Pmax, int copies, int64_t action, int invalid_as_wait, float *obs,
+                 uint8_t *mask, int32_t *slot_blocks, double *reward, uint8_t *done);
 
 #endif

@@ -439,6 +439,8 @@ static size_t lay_out(mps_sim *s, char *base) {
     CARVE(s->lost_set.dl_bits, w);
     CARVE(s->todo_set.bits, w);
     CARVE(s->todo_set.dl_bits, w);
+    CARVE(s->flight_set.bits, w);
+    CARVE(s->flight_set.dl_bits, w);
     CARVE(s->dl_order, n);
     CARVE(s->dl_sorted, n);
     CARVE(s->arrival_ns, n);
@@ -671,6 +673,7 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
         (void **)&c->piece_next_lost, (void **)&c->blk_off,
         (void **)&c->new_set.bits, (void **)&c->new_set.dl_bits, (void **)&c->lost_set.bits,
         (void **)&c->lost_set.dl_bits, (void **)&c->todo_set.bits, (void **)&c->todo_set.dl_bits,
+        (void **)&c->flight_set.bits, (void **)&c->flight_set.dl_bits,
         (void **)&c->dl_order, (void **)&c->dl_sorted, (void **)&c->blk_counted, (void **)&c->dsn_order,
         (void **)&c->piece_arrival_ns, (void **)&c->piece_delivery_ns, (void **)&c->piece_first_send_ns,
     };
@@ -766,6 +769,10 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->lost_set.dl_bits, 0, words);
     memset(s->todo_set.bits, 0, words);
     memset(s->todo_set.dl_bits, 0, words);
+    memset(s->flight_set.bits, 0, words);
+    memset(s->flight_set.dl_bits, 0, words);
+    s->track_flight = 0;
+    s->flight_dl_low_word = s->n_words;
     s->low_word = s->todo_low_word = s->dl_low_word = s->n_words;
     s->hi_word = s->dl_hi_word = -1;
     s->n_new_or_lost = s->n_lost = 0;
@@ -976,10 +983,39 @@ static void update_flying(mps_sim *s, int32_t b) {
     }
 }
 
+/* Puts block b in flight_set or takes it out, by its bytes in flight. */
+static void update_flight(mps_sim *s, int32_t b) {
+    const int64_t *inflight = s->blk_inflight + (int64_t)b * s->n_paths;
+    int flying = 0;
+    for (int p = 0; p < s->n_paths; p++) flying |= inflight[p] > 0;
+    const int32_t r = s->blk[b].dl_rank;
+    const uint64_t bit = UINT64_C(1) << (b & 63), rbit = UINT64_C(1) << (r & 63);
+    if (flying) {
+        s->flight_set.bits[b >> 6] |= bit;
+        s->flight_set.dl_bits[r >> 6] |= rbit;
+        if ((r >> 6) < s->flight_dl_low_word) s->flight_dl_low_word = r >> 6;
+    } else {
+        s->flight_set.bits[b >> 6] &= ~bit;
+        s->flight_set.dl_bits[r >> 6] &= ~rbit;
+    }
+}
+
+void mps_track_flight(mps_sim *s) {
+    s->track_flight = 1;
+    for (int32_t b = 0; b < s->n_arrived; b++) update_flight(s, b);
+}
+
+int32_t mps_flight_rank_floor(mps_sim *s) {
+    while (s->flight_dl_low_word <= s->dl_hi_word && !s->flight_set.dl_bits[s->flight_dl_low_word])
+        s->flight_dl_low_word++;
+    return s->flight_dl_low_word;
+}
+
 /* Block b's bytes in flight on path j change by delta. */
 static void add_inflight(mps_sim *s, int32_t b, int j, int64_t delta) {
     s->blk_inflight[(int64_t)b * s->n_paths + j] += delta;
     update_flying(s, b);
+    if (s->track_flight) update_flight(s, b);
 }
 
 static void update_sendable(mps_sim *s, int32_t b) {

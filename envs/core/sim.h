@@ -397,6 +397,10 @@ struct mps_sim {
      * (rem_heap_pos: -1 for a block not in it), and those of them with bytes in flight
      * on some path, in no order (flying_pos: -1 if not; at most one per packet in flight). */
     int32_t track_remaining;
+    /* On demand (mps_track_flight): the blocks with bytes in flight on some path, and a
+     * rank word of flight_set below which none is set (lowered on insertion). */
+    int32_t track_flight, flight_dl_low_word;
+    mps_blockset flight_set;
     int32_t n_flying;
     int32_t *flying, *flying_pos;
     int32_t n_rem_heap;
@@ -487,6 +491,10 @@ int32_t mps_todo_rank_floor(mps_sim *s);
 /* Keeps the remaining-bytes heap (rem_heap) and the flying list from now to the end of
  * the episode. Returns 0, or -1 with MPS_ERR_NOMEM when memory runs out. */
 int mps_track_remaining(mps_sim *s);
+/* Keeps flight_set from now to the end of the episode (the observation's copy slots). */
+void mps_track_flight(mps_sim *s);
+/* The lowest rank word of flight_set that may be set. */
+int32_t mps_flight_rank_floor(mps_sim *s);
 /* Writes up to cap sendable block indices in ascending order; returns the count. */
 int32_t mps_sendable_list(const mps_sim *s, int32_t *out, int32_t cap);
 /* Number of sendable blocks (section 7). */
