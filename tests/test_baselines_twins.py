@@ -42,6 +42,7 @@ NARROWED: dict[str, dict[str, st.SearchStrategy]] = {
     "sa-ecf": {"quantum_bytes": st.integers(1, 20_000)},
     "xquic-reinject": {"srtt_factor": st.floats(0.0, 4.0), "hard_deadline_ms": st.floats(0.0, 500.0),
                        "lower_bound_ms": st.floats(0.0, 100.0)},
+    "xlink": {"low_ms": st.floats(0.0, 300.0), "high_ms": st.floats(0.0, 400.0)},
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mpsched.baselines.redundancy import Redundant, XquicReinjection
+from mpsched.baselines.redundancy import Redundant, XlinkReinjection, XquicReinjection
 from mpsched.envs import PolicyError, simulate
 from mpsched.envs.episode import build_episode
 from mpsched.envs.policy import WAIT, Observation, Policy
@@ -265,3 +265,38 @@ def test_the_environment_without_copies_keeps_its_space_and_refuses_what_the_mas
         env.step(9)
     with pytest.raises(ArgumentError, match="copies"):
         MultipathDeadlineEnv(_wifi_lte(), copies="yes")
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_xlink_reinjects_only_while_the_play_time_left_is_short(native: bool) -> None:
+    """The block of two_ideal_paths due at 1 s: 1000 ms of play time left, above the 150 ms
+    threshold, so MinRTT's schedule (31 ms, no copy). With the low threshold at 2 s the
+    reinjection is on from the start: path 1 copies piece 0 at t = 0; at 1 ms path 0 sends
+    piece 1 (nothing left to copy for it) and path 1 copies that too; piece 1 arrives over
+    path 0 at 12 ms."""
+    scenario = two_ideal_paths()
+    scenario["workload"]["blocks"][0]["deadline_ms"] = 1000
+    calm = simulate(scenario, XlinkReinjection() if native else XlinkReinjection().python(), seed=0)
+    assert calm.blocks["completion_ns"].tolist() == [31_000_000]
+    assert calm.paths["redundant_packets"].tolist() == [0, 0]
+    low = XlinkReinjection(low_ms=2000, high_ms=2000)
+    rushed = simulate(scenario, low if native else low.python(), seed=0)
+    assert rushed.blocks["completion_ns"].tolist() == [12_000_000]
+    assert rushed.paths["redundant_packets"].tolist() == [0, 2]
+
+
+def test_xlink_saves_frames_like_redundancy_at_a_fraction_of_its_bytes() -> None:
+    """XLINK's claim (SIGCOMM 2021: fewer stalls at 2.1 % redundant traffic): 2 Mbit/s video
+    over Wi-Fi and LTE, 10 s, seed 1. Measured: through two Wi-Fi outages MinRTT 0.983 of
+    the frames on time, redundant and xlink 1.0 with 1.43 MB and 0.07 MB of copies (xquic's
+    deadline reinjection 0.26 MB); with 5 % loss on Wi-Fi 0.980 against 1.0, copies 2.05 MB
+    and 0.11 MB; on clean paths xlink sends no copy at all."""
+    def run(scenario: dict, policy: str) -> tuple[float, float]:
+        r = simulate(scenario, policy, seed=1)
+        return r.summary["on_time_rate"], float(r.paths["redundant_bytes"].sum())
+
+    for scenario in (_wifi_lte(outage=True), _wifi_lte(loss=0.05)):
+        (plain, _), (full, full_copies), (xlink, copies) = (run(scenario, p) for p in ("minrtt", "redundant", "xlink"))
+        assert plain < xlink == full == 1.0
+        assert 0 < copies < 0.1 * full_copies
+    assert run(_wifi_lte(), "xlink") == (1.0, 0.0)

@@ -21,7 +21,7 @@ FILES = "@files"
 
 POLICY_IDS = ["minrtt", "rr", "dams", "dams-c", "dams-robust", "daps", "dems", "dtp", "ecf", "edf", "blest", "srpt-ecf",
               "spd", "lpc", "let", "spdx", "lpcx", "letx", "sa-ecf", "srpt-minrtt", "blind-rr", "random", "redundant",
-              "xquic-reinject"]
+              "xquic-reinject", "xlink"]
 CCS = ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"]
 
 _EDGE_INTS = [0, -1, 1, 2, 7, 2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 10**30, -10**30]
@@ -459,7 +459,7 @@ policy_input = st.fixed_dictionaries({
     "params": st.dictionaries(st.sampled_from(["change_threshold", "alpha", "beta", "lambda_scale", "priority_weight",
                                                "rtt_tolerance", "cwnd_growth_packets", "rate_thresholds",
                                                "num_segments", "cwnd_limited", "srtt_factor", "hard_deadline_ms",
-                                               "lower_bound_ms", "x"]), hostile, max_size=2),
+                                               "lower_bound_ms", "low_ms", "high_ms", "x"]), hostile, max_size=2),
 })
 
 copies_input = st.fixed_dictionaries({

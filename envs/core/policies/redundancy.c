@@ -49,13 +49,10 @@ const mps_policy_def mps_policy_redundant = {"redundant", MPS_NO_PARAMS, redunda
  * one path, not j, that has waited longest (then lowest index) since its latest
  * transmission, once that is max(min(factor * min srtt, hard), lower) ago, is copied;
  * otherwise new data by MinRTT. */
-static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
-    int64_t min_srtt = INT64_MAX;
-    for (int i = 0; i < s->n_paths; i++)
-        if (s->paths[i].srtt_ns < min_srtt) min_srtt = s->paths[i].srtt_ns;
-    const double flexible = pol->param[0] * (double)min_srtt, hard = pol->param[1] * 1e6, lower = pol->param[2] * 1e6;
-    double after = flexible < hard ? flexible : hard;
-    if (after < lower) after = lower;
+/* xquic's reinjection choice (mpsched.baselines.redundancy.longest_waiting_copy): the
+ * piece in flight on exactly one path, not j, of a block not cancelled, that has waited
+ * longest (then lowest index) since its latest transmission, at least `after` ns; or -1. */
+static int32_t longest_waiting_copy(mps_sim *s, mps_policy *pol, int j, double after) {
     const int32_t low = first_open_block(s, pol->state);
     int32_t best = -1, b = low;
     const unsigned bit = 1u << j;
@@ -70,11 +67,50 @@ static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
         }
     }
     mps_charge_work(s, b - low);
-    if (best >= 0) return MPS_COPY(best);
-    return minrtt_new_data(s, j);
+    return best;
+}
+
+static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
+    int64_t min_srtt = INT64_MAX;
+    for (int i = 0; i < s->n_paths; i++)
+        if (s->paths[i].srtt_ns < min_srtt) min_srtt = s->paths[i].srtt_ns;
+    const double flexible = pol->param[0] * (double)min_srtt, hard = pol->param[1] * 1e6, lower = pol->param[2] * 1e6;
+    double after = flexible < hard ? flexible : hard;
+    if (after < lower) after = lower;
+    const int32_t g = longest_waiting_copy(s, pol, j, after);
+    return g >= 0 ? MPS_COPY(g) : minrtt_new_data(s, j);
 }
 
 static const mps_param_def xquic_reinject_params[] = {
     {"srtt_factor", 0.0, 1000.0}, {"hard_deadline_ms", 0.0, 1e9}, {"lower_bound_ms", 0.0, 1e9}};
 const mps_policy_def mps_policy_xquic_reinject = {"xquic_reinject", MPS_PARAMS(xquic_reinject_params),
                                                   redundant_state_bytes, NULL, xquic_reinject_decide, 1};
+
+/* XLINK's QoE-driven reinjection: param[0] = low_ms, param[1] = high_ms. The play-time left
+ * is the time to the deadline of the oldest block neither acknowledged nor cancelled;
+ * reinjection is on below low_ms, off above high_ms, and in between while that is less
+ * than the block's unacknowledged bytes over the summed delivery rates (or no rate is
+ * known). Then xquic's choice with no waiting time; otherwise new data by MinRTT. */
+static int xlink_reinjecting(mps_sim *s, mps_policy *pol) {
+    const int32_t b = first_open_block(s, pol->state);
+    if (b >= s->n_arrived) return 0;
+    const mps_block *k = &s->blk[b];
+    const double left = (double)(k->deadline_ns - s->now);
+    if (left < pol->param[0] * 1e6) return 1;
+    if (left > pol->param[1] * 1e6) return 0;
+    double rate = 0.0;
+    for (int i = 0; i < s->n_paths; i++) rate += (double)s->paths[i].delivery_rate_bps;
+    return rate <= 0.0 || left < (double)(k->size_bytes - k->acked_bytes) * 8e9 / rate;
+}
+
+static int32_t xlink_decide(mps_sim *s, mps_policy *pol, int j) {
+    if (xlink_reinjecting(s, pol)) {
+        const int32_t g = longest_waiting_copy(s, pol, j, 0.0);
+        if (g >= 0) return MPS_COPY(g);
+    }
+    return minrtt_new_data(s, j);
+}
+
+static const mps_param_def xlink_params[] = {{"low_ms", 0.0, 1e9}, {"high_ms", 0.0, 1e9}};
+const mps_policy_def mps_policy_xlink = {"xlink", MPS_PARAMS(xlink_params), redundant_state_bytes, NULL, xlink_decide,
+                                         1};
