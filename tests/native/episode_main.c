@@ -256,7 +256,7 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
         mps_sim_reset(sims[i], c->seed + (uint64_t)i);
         double r;
         uint8_t d;
-        mps_obs_step(sims[i], K, Pmax, K, 0, obs + i * dim, mask + i * (K + 1), slots + i * K, &r, &d);
+        mps_obs_step(sims[i], K, Pmax, 0, K, 0, obs + i * dim, mask + i * (K + 1), slots + i * K, &r, &d);
     }
     for (int64_t t = 0; t < steps; t++) {
         for (int i = 0; i < n_envs; i++) {
@@ -276,12 +276,12 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
             if (a == valid) a = K;
             double r = 0.0;
             uint8_t d = 0;
-            if (mps_obs_step(sims[i], K, Pmax, a, 0, obs + i * dim, m, slots + i * K, &r, &d) != 0) return 1;
+            if (mps_obs_step(sims[i], K, Pmax, 0, a, 0, obs + i * dim, m, slots + i * K, &r, &d) != 0) return 1;
             reward_sum += r;
             if (d) {
                 episodes++;
                 mps_sim_reset(sims[i], sims[i]->seed + 1000);
-                mps_obs_step(sims[i], K, Pmax, K, 0, obs + i * dim, m, slots + i * K, &r, &d);
+                mps_obs_step(sims[i], K, Pmax, 0, K, 0, obs + i * dim, m, slots + i * K, &r, &d);
             }
         }
     }
