@@ -267,36 +267,49 @@ def test_the_environment_without_copies_keeps_its_space_and_refuses_what_the_mas
         MultipathDeadlineEnv(_wifi_lte(), copies="yes")
 
 
+def _outage_then_frames() -> dict:
+    """NewReno paths of 8 Mbit/s, mss 1000 without header: path 0 10 ms one way and down
+    from 2 to 300 ms, path 1 30 ms one way; a 1000-byte frame every 10 ms from 0 to 70 ms,
+    each due 60 ms after it arrives."""
+    return {"name": "hand", "duration_s": 0.2, "transport": {"mss_bytes": 1000, "header_bytes": 0, "cc": "newreno"},
+            "paths": [{"bandwidth": 8, "one_way_delay_ms": 10, "outages": [[0.002, 0.3]]},
+                      {"bandwidth": 8, "one_way_delay_ms": 30}],
+            "workload": {"type": "explicit", "blocks": [{"arrival_ms": 10 * k, "size_bytes": 1000,
+                                                          "deadline_ms": 10 * k + 60} for k in range(8)]}}
+
+
 @pytest.mark.parametrize("native", [True, False])
-def test_xlink_reinjects_only_while_the_play_time_left_is_short(native: bool) -> None:
-    """The block of two_ideal_paths due at 1 s: 1000 ms of play time left, above the 150 ms
-    threshold, so MinRTT's schedule (31 ms, no copy). With the low threshold at 2 s the
-    reinjection is on from the start: path 1 copies piece 0 at t = 0; at 1 ms path 0 sends
-    piece 1 (nothing left to copy for it) and path 1 copies that too; piece 1 arrives over
-    path 0 at 12 ms."""
-    scenario = two_ideal_paths()
-    scenario["workload"]["blocks"][0]["deadline_ms"] = 1000
-    calm = simulate(scenario, XlinkReinjection() if native else XlinkReinjection().python(), seed=0)
-    assert calm.blocks["completion_ns"].tolist() == [31_000_000]
-    assert calm.paths["redundant_packets"].tolist() == [0, 0]
-    low = XlinkReinjection(low_ms=2000, high_ms=2000)
-    rushed = simulate(scenario, low if native else low.python(), seed=0)
-    assert rushed.blocks["completion_ns"].tolist() == [12_000_000]
-    assert rushed.paths["redundant_packets"].tolist() == [0, 2]
+def test_xlink_by_hand(native: bool) -> None:
+    """MinRTT sends every frame on path 0 (srtt 20 ms against 60 ms), into the outage. The
+    player waits for frame 0 (due at 60 ms). At 0 ms its play time left, 60 ms, is between
+    the thresholds (50 and 100 ms) and no delivery rate is known yet: reinjection is on, but
+    frame 0 is still sendable (nothing goes before its own data) and then not overdue. At
+    10 and 20 ms frames 1 and 2 go on path 0 first; frame 0's piece, sent at 0 on a path of
+    srtt 20 ms, is overdue from just after 20 ms: at 21 ms (path 0's link frees) path 1
+    copies it, and it arrives at 21 + 1 + 30 = 52 ms, in time. At 61 ms frame 0 is past its
+    deadline, the player waits for frame 1 (due at 70 ms) and path 1 copies it: 92 ms, late.
+    MinRTT delivers nothing before the path comes back; xquic's reinjection copies frame 0
+    at 40 ms (2 x min srtt) and gets it through at 71 ms, late."""
+    policy = XlinkReinjection() if native else XlinkReinjection().python()
+    r = simulate(_outage_then_frames(), policy, seed=0)
+    assert r.blocks["completion_ns"].tolist()[:2] == [52_000_000, 92_000_000]
+    assert r.blocks["on_time"].tolist() == [True] + [False] * 7
+    assert simulate(_outage_then_frames(), "minrtt", seed=0).blocks["completion_ns"].isna().all()
+    assert simulate(_outage_then_frames(), "xquic-reinject", seed=0).blocks["completion_ns"].tolist()[0] == 71_000_000
 
 
-def test_xlink_saves_frames_like_redundancy_at_a_fraction_of_its_bytes() -> None:
+def test_xlink_saves_frames_at_a_small_fraction_of_redundancy_s_bytes() -> None:
     """XLINK's claim (SIGCOMM 2021: fewer stalls at 2.1 % redundant traffic): 2 Mbit/s video
-    over Wi-Fi and LTE, 10 s, seed 1. Measured: through two Wi-Fi outages MinRTT 0.983 of
-    the frames on time, redundant and xlink 1.0 with 1.43 MB and 0.07 MB of copies (xquic's
-    deadline reinjection 0.26 MB); with 5 % loss on Wi-Fi 0.980 against 1.0, copies 2.05 MB
-    and 0.11 MB; on clean paths xlink sends no copy at all."""
+    over Wi-Fi and LTE, 10 s, seed 1. Measured: through two Wi-Fi outages MinRTT delivers
+    0.983 of the frames on time, xlink 0.993 with 0.047 MB of copies, redundant 1.0 with
+    1.43 MB (xquic's deadline reinjection 1.0 with 0.26 MB); with 5 % loss on Wi-Fi 0.980,
+    0.993 (0.009 MB) and 1.0 (2.05 MB); on clean paths xlink sends no copy at all."""
     def run(scenario: dict, policy: str) -> tuple[float, float]:
         r = simulate(scenario, policy, seed=1)
         return r.summary["on_time_rate"], float(r.paths["redundant_bytes"].sum())
 
     for scenario in (_wifi_lte(outage=True), _wifi_lte(loss=0.05)):
         (plain, _), (full, full_copies), (xlink, copies) = (run(scenario, p) for p in ("minrtt", "redundant", "xlink"))
-        assert plain < xlink == full == 1.0
-        assert 0 < copies < 0.1 * full_copies
+        assert plain < xlink <= full
+        assert 0 < copies < 0.05 * full_copies
     assert run(_wifi_lte(), "xlink") == (1.0, 0.0)

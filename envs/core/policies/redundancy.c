@@ -86,31 +86,48 @@ static const mps_param_def xquic_reinject_params[] = {
 const mps_policy_def mps_policy_xquic_reinject = {"xquic_reinject", MPS_PARAMS(xquic_reinject_params),
                                                   redundant_state_bytes, NULL, xquic_reinject_decide, 1};
 
-/* XLINK's QoE-driven reinjection: param[0] = low_ms, param[1] = high_ms. The play-time left
- * is the time to the deadline of the oldest block neither acknowledged nor cancelled;
- * reinjection is on below low_ms, off above high_ms, and in between while that is less
- * than the block's unacknowledged bytes over the summed delivery rates (or no rate is
- * known). Then xquic's choice with no waiting time; otherwise new data by MinRTT. */
-static int xlink_reinjecting(mps_sim *s, mps_policy *pol) {
-    const int32_t b = first_open_block(s, pol->state);
-    if (b >= s->n_arrived) return 0;
+/* XLINK's QoE-driven reinjection: param[0] = low_ms, param[1] = high_ms. The player waits
+ * for the oldest block neither acknowledged, cancelled nor past its deadline; its play-time
+ * left is the time to that block's deadline. Reinjection is on below low_ms, off above high_ms, and in
+ * between while that is less than the block's unacknowledged bytes over the summed
+ * delivery rates (or no rate is known). Then, unless a block not after it is sendable, the
+ * piece of that block in flight on one path only, not j, that has waited longest is
+ * copied; otherwise new data by MinRTT. */
+static int32_t xlink_awaited(mps_sim *s, mps_policy *pol) {
+    int32_t *awaited = (int32_t *)pol->state + 1; /* past the blocks acknowledged, cancelled or late: for good */
+    while (*awaited < s->n_arrived && ((s->blk[*awaited].flags & (MPS_BLK_ACKED | MPS_BLK_CANCELLED)) ||
+                                       s->blk[*awaited].deadline_ns < s->now))
+        (*awaited)++;
+    const int32_t b = *awaited;
+    if (b >= s->n_arrived) return -1;
     const mps_block *k = &s->blk[b];
     const double left = (double)(k->deadline_ns - s->now);
-    if (left < pol->param[0] * 1e6) return 1;
-    if (left > pol->param[1] * 1e6) return 0;
+    if (left < pol->param[0] * 1e6) return b;
+    if (left > pol->param[1] * 1e6) return -1;
     double rate = 0.0;
     for (int i = 0; i < s->n_paths; i++) rate += (double)s->paths[i].delivery_rate_bps;
-    return rate <= 0.0 || left < (double)(k->size_bytes - k->acked_bytes) * 8e9 / rate;
+    return rate <= 0.0 || left < (double)(k->size_bytes - k->acked_bytes) * 8e9 / rate ? b : -1;
 }
 
 static int32_t xlink_decide(mps_sim *s, mps_policy *pol, int j) {
-    if (xlink_reinjecting(s, pol)) {
-        const int32_t g = longest_waiting_copy(s, pol, j, 0.0);
-        if (g >= 0) return MPS_COPY(g);
+    const int32_t b = xlink_awaited(s, pol);
+    const int32_t first = b >= 0 ? mps_first_sendable(s) : -1;
+    if (b >= 0 && (first < 0 || first > b)) { /* no older data waits to go first */
+        const mps_block *k = &s->blk[b];
+        const unsigned bit = 1u << j;
+        int32_t best = -1;
+        for (int32_t g = k->piece_off; g < k->piece_off + k->next_new; g++) {
+            const unsigned on = s->piece_paths[g];
+            if (s->piece_state[g] != MPS_PIECE_OUT || (on & (on - 1)) || (on & bit)) continue;
+            if (s->now - s->piece_sent_ns[g] <= s->paths[__builtin_ctz(on)].srtt_ns) continue; /* not overdue */
+            if (best < 0 || s->piece_sent_ns[g] < s->piece_sent_ns[best]) best = g;
+        }
+        if (best >= 0) return MPS_COPY(best);
     }
     return minrtt_new_data(s, j);
 }
 
 static const mps_param_def xlink_params[] = {{"low_ms", 0.0, 1e9}, {"high_ms", 0.0, 1e9}};
-const mps_policy_def mps_policy_xlink = {"xlink", MPS_PARAMS(xlink_params), redundant_state_bytes, NULL, xlink_decide,
-                                         1};
+static size_t xlink_state_bytes(const mps_sim *s) { return 2 * sizeof(int32_t); }
+
+const mps_policy_def mps_policy_xlink = {"xlink", MPS_PARAMS(xlink_params), xlink_state_bytes, NULL, xlink_decide, 1};
