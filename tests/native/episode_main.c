@@ -239,12 +239,23 @@ static int run_native(const mps_config *c, const char *name, int n_params, char 
     return rc == 0 ? 0 : 1;
 }
 
-static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t steps, int clone_every) {
+/* An episode ready for the observation step: with copies on (the environment's copy
+ * actions, envs/core/obs.h) it keeps flight_set. */
+static void start_episode(mps_sim *s, uint64_t seed, int copies) {
+    mps_sim_reset(s, seed);
+    if (copies) {
+        s->copies = 1;
+        mps_track_flight(s);
+    }
+}
+
+static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t steps, int clone_every, int copies) {
     if (K < 1 || K > 64 || Pmax < c->n_paths || Pmax > MPS_MAX_PATHS || n_envs < 1) return 2;
     const int64_t dim = mps_obs_dim(K, Pmax);
+    const int actions = mps_obs_actions(copies, K);
     mps_sim **sims = calloc((size_t)n_envs, sizeof(mps_sim *));
     float *obs = malloc((size_t)(dim * n_envs) * sizeof(float));
-    uint8_t *mask = malloc((size_t)((K + 1) * n_envs));
+    uint8_t *mask = malloc((size_t)(actions * n_envs));
     int32_t *slots = malloc((size_t)(K * n_envs) * sizeof(int32_t));
     if (!sims || !obs || !mask || !slots) return 3;
     double reward_sum = 0.0;
@@ -253,10 +264,10 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
     for (int i = 0; i < n_envs; i++) {
         sims[i] = mps_sim_create(c);
         if (!sims[i]) return 3;
-        mps_sim_reset(sims[i], c->seed + (uint64_t)i);
+        start_episode(sims[i], c->seed + (uint64_t)i, copies);
         double r;
         uint8_t d;
-        mps_obs_step(sims[i], K, Pmax, 0, K, 0, obs + i * dim, mask + i * (K + 1), slots + i * K, &r, &d);
+        mps_obs_step(sims[i], K, Pmax, copies, K, 0, obs + i * dim, mask + i * actions, slots + i * K, &r, &d);
     }
     for (int64_t t = 0; t < steps; t++) {
         for (int i = 0; i < n_envs; i++) {
@@ -266,22 +277,23 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
                 mps_sim_free(sims[i]);
                 sims[i] = copy;
             }
-            uint8_t *m = mask + i * (K + 1);
-            int valid = 0;
-            while (valid < K && m[valid]) valid++;
+            uint8_t *m = mask + i * actions;
+            int valid = 0; /* a uniform choice among the actions the mask allows (WAIT always) */
+            for (int a = 0; a < actions; a++) valid += m[a] != 0;
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
-            int64_t a = (int64_t)(state % (uint64_t)(valid + 1));
-            if (a == valid) a = K;
+            int64_t pick = (int64_t)(state % (uint64_t)valid), a = 0;
+            for (;; a++)
+                if (m[a] && pick-- == 0) break;
             double r = 0.0;
             uint8_t d = 0;
-            if (mps_obs_step(sims[i], K, Pmax, 0, a, 0, obs + i * dim, m, slots + i * K, &r, &d) != 0) return 1;
+            if (mps_obs_step(sims[i], K, Pmax, copies, a, 0, obs + i * dim, m, slots + i * K, &r, &d) != 0) return 1;
             reward_sum += r;
             if (d) {
                 episodes++;
-                mps_sim_reset(sims[i], sims[i]->seed + 1000);
-                mps_obs_step(sims[i], K, Pmax, 0, K, 0, obs + i * dim, m, slots + i * K, &r, &d);
+                start_episode(sims[i], sims[i]->seed + 1000, copies);
+                mps_obs_step(sims[i], K, Pmax, copies, K, 0, obs + i * dim, m, slots + i * K, &r, &d);
             }
         }
     }
@@ -299,7 +311,9 @@ static int run_steps(const mps_config *c, int K, int Pmax, int n_envs, int64_t s
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s FILE run|lookahead POLICY [PARAM ...] | FILE step|step-clone K PMAX N_ENVS STEPS\n",
+        fprintf(stderr,
+                "usage: %s FILE run|lookahead POLICY [PARAM ...] | FILE step|step-clone|step-copies|step-copies-clone "
+                "K PMAX N_ENVS STEPS\n",
                 argv[0]);
         return 2;
     }
@@ -318,9 +332,14 @@ int main(int argc, char **argv) {
     int rc;
     if (strcmp(argv[2], "run") == 0 || strcmp(argv[2], "lookahead") == 0)
         rc = run_native(&c, argv[3], argc - 4, argv + 4, strcmp(argv[2], "lookahead") == 0);
-    else if ((strcmp(argv[2], "step") == 0 || strcmp(argv[2], "step-clone") == 0) && argc == 7)
-        rc = run_steps(&c, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoll(argv[6]),
-                       strcmp(argv[2], "step-clone") == 0 ? 97 : 0);
+    else if (strncmp(argv[2], "step", 4) == 0 && argc == 7) {
+        const char *mode = argv[2] + 4; /* "", "-clone", "-copies" or "-copies-clone" */
+        const int copies = strncmp(mode, "-copies", 7) == 0;
+        const char *rest = mode + (copies ? 7 : 0);
+        rc = *rest && strcmp(rest, "-clone") != 0 ? 2
+                                                  : run_steps(&c, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]),
+                                                              atoll(argv[6]), *rest ? 97 : 0, copies);
+    }
     else
         rc = 2;
     free_config(&c);

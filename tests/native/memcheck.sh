@@ -13,8 +13,9 @@
 #   3. the Python extension under valgrind: full episodes through simulate() (rich.yaml
 #      included), steps of the Gymnasium and vector environments and clones of episodes
 #      in progress (PYTHONMALLOC=malloc).
-# Step runs are repeated with every episode replaced by its clone every 97 steps
-# (step-clone), under both checkers, and must end with the same checksum; native runs
+# Step runs (also with the copy actions: step-copies) are repeated with every episode
+# replaced by its clone every 97 steps (step-clone, step-copies-clone), under both
+# checkers, and must end with the same checksum; native runs
 # are repeated in pieces with a look-ahead clone of held future at each stop
 # (lookahead: mps_run_until, mps_hold_future), and MinRTT's must end as its whole run.
 # usage: tests/native/memcheck.sh   (PYTHON selects the interpreter with mpsched installed)
@@ -58,6 +59,8 @@ runs=(
     "onoff.txt step 4 8 2 30000"
     "tiny.txt run minrtt"
     "tiny.txt step-clone 4 8 2 20000"
+    "rich.txt step-copies 8 8 3 30000"
+    "stream.txt step-copies-clone 8 8 2 20000"
     "rich.txt lookahead minrtt"
     "stream.txt lookahead minrtt"
 )
@@ -77,10 +80,12 @@ done
 # episodes replaced by their clones every 97 steps end exactly where the originals do,
 # and so do runs stopped for look-aheads
 for episode in rich stream tiny; do
-    stepped=$("$work/episode_main" "$work/$episode.txt" step 8 8 3 30000)
-    cloned=$("$work/episode_main" "$work/$episode.txt" step-clone 8 8 3 30000)
-    echo "== clones continue as the originals ($episode): $cloned"
-    [ "$stepped" = "$cloned" ] || { echo "memcheck: $episode: cloned run differs: $stepped" >&2; exit 1; }
+    for mode in step step-copies; do
+        stepped=$("$work/episode_main" "$work/$episode.txt" $mode 8 8 3 30000)
+        cloned=$("$work/episode_main" "$work/$episode.txt" $mode-clone 8 8 3 30000)
+        echo "== clones continue as the originals ($episode, $mode): $cloned"
+        [ "$stepped" = "$cloned" ] || { echo "memcheck: $episode: cloned run differs: $stepped" >&2; exit 1; }
+    done
     whole=$("$work/episode_main" "$work/$episode.txt" run minrtt)
     pieces=$("$work/episode_main" "$work/$episode.txt" lookahead minrtt)
     echo "== runs stopped for look-aheads end as whole runs ($episode): $pieces"
@@ -107,6 +112,7 @@ if gcc -fsanitize=address,undefined -x c -o "$work/probe" - <<<'int main(void){r
         done
         "$work/episode_main_asan" "$work/$name.txt" step 4 8 2 5000
         "$work/episode_main_asan" "$work/$name.txt" step-clone 4 8 2 5000
+        "$work/episode_main_asan" "$work/$name.txt" step-copies-clone 4 8 2 5000
         "$work/episode_main_asan" "$work/$name.txt" lookahead minrtt
     done
 else

@@ -49,6 +49,19 @@ for name in ("srpt-ecf", "dams"):
     twice = lossy.clone()
     twice.reset(9)
     twice.run("minrtt")
+# the copy actions: slots with blocks in flight, snapshots taken and returned to
+copies_env = MultipathDeadlineEnv(str(RICH), num_slots=8, copies=True)
+copies_env.reset(seed=7)
+snapshot = None
+for step in range(3000):
+    _, _, done, _, _ = copies_env.step(int(rng.choice(np.flatnonzero(copies_env.action_masks()))))
+    if step == 1000:
+        snapshot = copies_env.get_state()
+    if done:
+        copies_env.reset()
+if snapshot is not None:
+    copies_env.set_state(snapshot)
+    copies_env.step(int(np.flatnonzero(copies_env.action_masks())[-1]))
 venv = MultipathDeadlineVectorEnv(num_envs=3, scenario={**LOSSY, "duration_s": 0.5}, num_slots=8)
 venv.reset(seed=4)
 for _ in range(3000):
