@@ -976,6 +976,8 @@ class Simulator:
             # ns of service after those it holds; it waits only if the others waiting leave
             # room for its bytes
             held = sf.ack_departures
+            if held and held[-1] > self.end_ns:
+                return  # busy past the horizon: it could only reach the sender after it
             while held and held[0] <= t:
                 held.popleft()
             if held and len(held) * sf.ack_bytes > sf.rev_queue_bytes:

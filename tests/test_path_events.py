@@ -400,3 +400,18 @@ def test_reverse_bottlenecks_are_checked() -> None:
                              r"paths\[0\]\.rev_queue_bytes: 39 is outside")]:
         with pytest.raises(ValueError, match=message):
             make_sim(one_path_spec(1, **change))
+
+
+def test_a_way_back_busy_past_the_horizon_follows_no_more_acknowledgements() -> None:
+    """100-byte acknowledgements at 8 kbit/s (100 ms each) with room for one waiting, the
+    episode ending at 150 ms: the first is served until 100.018 ms, the second waits and is
+    served until 200.018 ms, past the horizon; the third is then neither served nor dropped
+    (it could only reach the sender after the horizon). A 1 bit/s way back (6 days per
+    acknowledgement) runs no clock past its limits either."""
+    spec = one_path_spec(3, cc="newreno", rev_rate_bps=8000, ack_bytes=100, rev_queue_bytes=100)
+    spec["end_ns"] = 150 * MS
+    for out in both(spec):
+        assert list(out["ack_queue_drops"]) == [0]
+    slowest = one_path_spec(40, cc="newreno", rev_rate_bps=1, ack_bytes=65535)
+    for out in both(slowest):
+        assert list(out["ack_queue_drops"]) == [0] and out["rto_count"][0] > 0

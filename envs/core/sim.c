@@ -1253,9 +1253,10 @@ static void leave_link_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t, 
 static void ack_back_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t) {
     int64_t wire = t; /* when it leaves the reverse bottleneck */
     if (p->rev_service_ns) {
+        if (p->rev_free_ns > s->end_ns) return; /* it would reach the sender after the horizon */
         if (p->rev_free_ns > t) { /* busy: ceil((free - t) / service) in the server, one in service */
             const int64_t waiting = (p->rev_free_ns - t + p->rev_service_ns - 1) / p->rev_service_ns - 1;
-            if ((waiting + 1) * p->ack_bytes > p->rev_queue_bytes) {
+            if (waiting + 1 > p->rev_queue_bytes / p->ack_bytes) { /* (waiting + 1) * ack_bytes > queue */
                 p->ack_queue_drops++;
                 return;
             }
