@@ -59,6 +59,10 @@ class MultipathDeadlineVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, scenario: ScenarioLike | Sequence[ScenarioLike] = DEFAULT,
                  num_slots: int = 16, max_paths: int | None = None, invalid_action: str = "wait",
                  copy: bool = True, **kwargs: Any) -> None:
+        if kwargs.pop("copies", False):
+            raise ArgumentError("copies", True, "False: the native vector env has no copy actions (the environment "
+                                "itself has: MultipathDeadlineEnv(copies=True), or make_vec with "
+                                "vectorization_mode='sync')")
         if kwargs:
             raise TypeError(f"unexpected arguments: {', '.join(sorted(kwargs))}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \

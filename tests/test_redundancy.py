@@ -265,6 +265,12 @@ def test_the_environment_without_copies_keeps_its_space_and_refuses_what_the_mas
         env.step(9)
     with pytest.raises(ArgumentError, match="copies"):
         MultipathDeadlineEnv(_wifi_lte(), copies="yes")
+    import gymnasium as gym
+
+    with pytest.raises(ArgumentError, match="copies.*no copy actions.*sync"):
+        gym.make_vec("mpsched/MultipathDeadline-v0", num_envs=2, copies=True)
+    synced = gym.make_vec("mpsched/MultipathDeadline-v0", num_envs=2, vectorization_mode="sync", copies=True)
+    assert synced.single_action_space.n == 33
 
 
 def _outage_then_frames() -> dict:
