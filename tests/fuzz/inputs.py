@@ -425,16 +425,17 @@ _env_kwargs = st.one_of(st.just({}), st.fixed_dictionaries({}, optional={
     "num_slots": _mostly(st.integers(1, 64)),
     "max_paths": _mostly(st.integers(2, 8)),
     "invalid_action": _mostly(st.sampled_from(["wait", "raise"])),
+    "copies": _mostly(st.booleans()),
 }))
 
 env_input = st.fixed_dictionaries({
     "scenario": st.sampled_from(["short", "lossy", "shared"]),
     # a hostile value goes to render_mode: an unknown keyword is Python's TypeError, not input
     "kwargs": _mostly(_env_kwargs).map(
-        lambda k: k if isinstance(k, dict) and set(k) <= {"num_slots", "max_paths", "invalid_action"}
+        lambda k: k if isinstance(k, dict) and set(k) <= {"num_slots", "max_paths", "invalid_action", "copies"}
         else {"render_mode": k}),
     "seed": _mostly(st.integers(0, 100)),
-    "actions": st.lists(_mostly(st.integers(0, 16)).flatmap(lambda a: action if a is None else st.just(a)),
+    "actions": st.lists(_mostly(st.integers(0, 33)).flatmap(lambda a: action if a is None else st.just(a)),
                         max_size=60),
 })
 
