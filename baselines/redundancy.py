@@ -30,27 +30,15 @@ def minrtt_new_data(obs: Observation) -> int:
     return int(sendable[0])
 
 
-def longest_waiting_copy(obs: Observation, after_ns: float, block: int | None = None) -> int:
+def longest_waiting_copy(obs: Observation, after_ns: float) -> int:
     """xquic's reinjection choice for the deciding path ``j``: a copy of the piece that has
     waited longest (smallest latest transmission time, then lowest index) among the pieces
     in flight on exactly one path, not ``j``, of blocks not cancelled, for at least
-    ``after_ns``; WAIT when there is none. With ``block``: only that block's pieces, and
-    only those in flight longer than their path's smoothed RTT (overdue)."""
+    ``after_ns``; WAIT when there is none."""
     j = obs.path
     paths = obs.piece_paths.astype(np.int64)
     single = (paths & (paths - 1)) == 0
-    eligible = obs.piece_in_flight & single & ((paths >> j) & 1 == 0)
-    if block is not None:
-        first = int(obs.piece_off[block])
-        end = first - (-int(obs.size_bytes[block]) // obs.mss_bytes)
-        inside = np.zeros(len(eligible), dtype=bool)
-        inside[first:end] = True
-        holder = np.zeros(len(eligible), dtype=np.int64)
-        on = paths[first:end]
-        holder[first:end] = np.where(on > 0, np.log2(np.maximum(on, 1)).astype(np.int64), 0)
-        overdue = obs.now_ns - obs.piece_sent_ns > obs.srtt_ns[holder]
-        eligible &= inside & overdue
-    candidates = np.flatnonzero(eligible)
+    candidates = np.flatnonzero(obs.piece_in_flight & single & ((paths >> j) & 1 == 0))
     if len(candidates):
         blocks = np.searchsorted(obs.piece_off, candidates, side="right") - 1
         sent = obs.piece_sent_ns[candidates]
@@ -175,13 +163,13 @@ class XlinkReinjection(Policy):
       web over Wi-Fi and LTE): with them xlink's weighted on-time rate is at least
       MinRTT's on all eight (80 ms setting: 0.871 against 0.727); with 100 and 150 ms it
       falls below MinRTT on the two overloaded ones (0.718 against 0.727 and 0.768
-      against 0.780). With ``low_ms``
-      above ``high_ms`` the first test wins (on below ``low_ms``, off otherwise);
+      against 0.780). With ``low_ms`` above ``high_ms`` the first test wins (on below
+      ``low_ms``, off otherwise);
     - what is reinjected is the tail of that request, the chunk that blocks playback: the
       piece of that block in flight on one path only, not the deciding one, that has
       waited longer than its path's smoothed RTT (its acknowledgement is overdue: it is
-      lost or stuck), the longest-waiting first (:func:`longest_waiting_copy`, xquic's
-      choice within the block). Copies of later blocks would not shorten the stall, and
+      lost or stuck), the longest-waiting first (:meth:`overdue_copy`, xquic's choice
+      within the block). Copies of later blocks would not shorten the stall, and
       copies of a piece whose acknowledgement is not yet due would mostly duplicate a
       delivery already under way: copying every piece of the awaited block onto the other
       path took 5 to 15 MB of copies on the 60 s overloaded settings and left almost no
@@ -235,7 +223,25 @@ class XlinkReinjection(Policy):
         if b is not None:
             sendable = obs.sendable()
             if not len(sendable) or int(sendable[0]) > b:  # no older data waits to go first
-                copy = longest_waiting_copy(obs, 0.0, b)
+                copy = self.overdue_copy(obs, b)
                 if copy != WAIT:
                     return copy
         return minrtt_new_data(obs)
+
+    @staticmethod
+    def overdue_copy(obs: Observation, b: int) -> int:
+        """A copy of block ``b``'s piece in flight on exactly one path, not the deciding
+        one, for longer than that path's srtt, the longest-waiting first (then lowest
+        index); WAIT when there is none."""
+        j, first = obs.path, int(obs.piece_off[b])
+        paths, state, sent = obs.piece_paths, obs.piece_in_flight, obs.piece_sent_ns
+        best = -1
+        for g in range(first, first - (-int(obs.size_bytes[b]) // obs.mss_bytes)):
+            on = int(paths[g])
+            if not state[g] or not on or on & (on - 1) or (on >> j) & 1:
+                continue
+            if obs.now_ns - int(sent[g]) <= int(obs.srtt_ns[on.bit_length() - 1]):
+                continue  # its acknowledgement is not overdue
+            if best < 0 or sent[g] < sent[best]:
+                best = g
+        return WAIT if best < 0 else obs.copy(b, best - first)

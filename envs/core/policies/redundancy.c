@@ -44,24 +44,24 @@ static int32_t redundant_decide(mps_sim *s, mps_policy *pol, int j) {
 const mps_policy_def mps_policy_redundant = {"redundant", MPS_NO_PARAMS, redundant_state_bytes, NULL,
                                              redundant_decide, 1};
 
-/* xquic's deadline reinjection on its MinRTT scheduler: param[0] = srtt_factor,
- * param[1] = hard_deadline_ms, param[2] = lower_bound_ms. The piece in flight on exactly
- * one path, not j, that has waited longest (then lowest index) since its latest
- * transmission, once that is max(min(factor * min srtt, hard), lower) ago, is copied;
- * otherwise new data by MinRTT. */
+/* Whether piece g is in flight (OUT) on exactly one path, and that path is not j: xquic
+ * reinjects a packet once, onto another path. */
+static int on_one_other_path(const mps_sim *s, int32_t g, int j) {
+    const unsigned on = s->piece_paths[g];
+    return s->piece_state[g] == MPS_PIECE_OUT && on && !(on & (on - 1)) && !(on & (1u << j));
+}
+
 /* xquic's reinjection choice (mpsched.baselines.redundancy.longest_waiting_copy): the
- * piece in flight on exactly one path, not j, of a block not cancelled, that has waited
+ * piece on one other path (on_one_other_path) of a block not cancelled, that has waited
  * longest (then lowest index) since its latest transmission, at least `after` ns; or -1. */
 static int32_t longest_waiting_copy(mps_sim *s, mps_policy *pol, int j, double after) {
     const int32_t low = first_open_block(s, pol->state);
     int32_t best = -1, b = low;
-    const unsigned bit = 1u << j;
     for (; b < s->n_arrived && !none_sent_from(&s->blk[b]); b++) {
         const mps_block *k = &s->blk[b];
         if (k->flags & MPS_BLK_CANCELLED) continue;
         for (int32_t g = k->piece_off; g < k->piece_off + k->next_new; g++) {
-            const unsigned on = s->piece_paths[g];
-            if (s->piece_state[g] != MPS_PIECE_OUT || (on & (on - 1)) || (on & bit)) continue;
+            if (!on_one_other_path(s, g, j)) continue;
             if ((double)(s->now - s->piece_sent_ns[g]) < after) continue;
             if (best < 0 || s->piece_sent_ns[g] < s->piece_sent_ns[best]) best = g;
         }
@@ -70,6 +70,9 @@ static int32_t longest_waiting_copy(mps_sim *s, mps_policy *pol, int j, double a
     return best;
 }
 
+/* xquic's deadline reinjection on its MinRTT scheduler: param[0] = srtt_factor,
+ * param[1] = hard_deadline_ms, param[2] = lower_bound_ms. longest_waiting_copy with
+ * `after` = max(min(factor * min srtt, hard), lower); otherwise new data by MinRTT. */
 static int32_t xquic_reinject_decide(mps_sim *s, mps_policy *pol, int j) {
     int64_t min_srtt = INT64_MAX;
     for (int i = 0; i < s->n_paths; i++)
@@ -87,12 +90,12 @@ const mps_policy_def mps_policy_xquic_reinject = {"xquic_reinject", MPS_PARAMS(x
                                                   redundant_state_bytes, NULL, xquic_reinject_decide, 1};
 
 /* XLINK's QoE-driven reinjection: param[0] = low_ms, param[1] = high_ms. The player waits
- * for the oldest block neither acknowledged, cancelled nor past its deadline; its play-time
- * left is the time to that block's deadline. Reinjection is on below low_ms, off above high_ms, and in
- * between while that is less than the block's unacknowledged bytes over the summed
- * delivery rates (or no rate is known). Then, unless a block not after it is sendable, the
- * piece of that block in flight on one path only, not j, that has waited longest is
- * copied; otherwise new data by MinRTT. */
+ * for the oldest block neither acknowledged, cancelled nor past its deadline; its
+ * play-time left is the time to that block's deadline. Reinjection is on below low_ms, off
+ * above high_ms, and in between while that is less than the block's unacknowledged bytes
+ * over the summed delivery rates (or no rate is known). Then, unless a block not after it
+ * is sendable, the overdue piece of that block (on one other path, in flight longer than
+ * that path's srtt) that has waited longest is copied; otherwise new data by MinRTT. */
 static int32_t xlink_awaited(mps_sim *s, mps_policy *pol) {
     int32_t *awaited = (int32_t *)pol->state + 1; /* past the blocks acknowledged, cancelled or late: for good */
     while (*awaited < s->n_arrived && ((s->blk[*awaited].flags & (MPS_BLK_ACKED | MPS_BLK_CANCELLED)) ||
@@ -114,12 +117,10 @@ static int32_t xlink_decide(mps_sim *s, mps_policy *pol, int j) {
     const int32_t first = b >= 0 ? mps_first_sendable(s) : -1;
     if (b >= 0 && (first < 0 || first > b)) { /* no older data waits to go first */
         const mps_block *k = &s->blk[b];
-        const unsigned bit = 1u << j;
         int32_t best = -1;
         for (int32_t g = k->piece_off; g < k->piece_off + k->next_new; g++) {
-            const unsigned on = s->piece_paths[g];
-            if (s->piece_state[g] != MPS_PIECE_OUT || (on & (on - 1)) || (on & bit)) continue;
-            if (s->now - s->piece_sent_ns[g] <= s->paths[__builtin_ctz(on)].srtt_ns) continue; /* not overdue */
+            if (!on_one_other_path(s, g, j)) continue;
+            if (s->now - s->piece_sent_ns[g] <= s->paths[__builtin_ctz(s->piece_paths[g])].srtt_ns) continue;
             if (best < 0 || s->piece_sent_ns[g] < s->piece_sent_ns[best]) best = g;
         }
         if (best >= 0) return MPS_COPY(best);
