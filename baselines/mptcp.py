@@ -1,6 +1,6 @@
-"""MPTCP path schedulers for heterogeneous paths: ECF and BLEST.
+"""MPTCP path schedulers for heterogeneous paths: ECF, BLEST and OTIAS.
 
-Both refine MinRTT (:class:`mpsched.baselines.classic.MinRTT`) with one question asked
+ECF and BLEST refine MinRTT (:class:`mpsched.baselines.classic.MinRTT`) with one question asked
 when the fastest path is busy and a slower one could take the packet: is it better to
 leave the slower path idle and wait for the fastest one? ECF answers from the time the
 data still queued would take on either path; BLEST from whether the slower path's packet
@@ -20,7 +20,9 @@ The tests use congestion windows. A path with ideal congestion control has none 
 clocked by its link, docs/model.md 7.6); its window is taken to be the bytes its rate
 fills in one smoothed RTT, ``rate_bps * srtt / 8e9`` (for a window-based path this
 expression gives back its ``cwnd``, which is used as is). RTTs are the RFC 6298
-``srtt`` and ``rttvar`` of docs/model.md 7.3. Native twins: envs/core/policies/mptcp.c.
+``srtt`` and ``rttvar`` of docs/model.md 7.3. OTIAS maps differently (its class says
+how): it places each packet on a path when the data is there, and a path sends what was
+placed on it. Native twins: envs/core/policies/mptcp.c.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from ..envs.policy import WAIT, Observation, Policy
 
-__all__ = ["ECF", "BLEST", "fastest_path", "best_ready_path", "window_bytes", "queued_bytes", "ecf_waits"]
+__all__ = ["ECF", "BLEST", "OTIAS", "fastest_path", "best_ready_path", "window_bytes", "queued_bytes", "ecf_waits"]
 
 
 def fastest_path(obs: Observation) -> int:
@@ -264,3 +266,186 @@ class BLEST(Policy):
         fast_bytes = (window_bytes(obs, f) + float(mss) * (ratio - 1.0) / 2.0) * ratio
         avail = obs.rbuf_bytes - (int(obs.path_inflight_bytes[s]) + mss)
         return self.lambda_scale * fast_bytes > float(avail)
+
+
+class OTIAS(Policy):
+    """OTIAS, out-of-order transmission for in-order arrival: place each packet on the
+    path where it is expected to arrive first, queueing it behind a full window.
+
+    Yang, Wang and Amer, "Out-of-order transmission for in-order arrival scheduling for
+    multipath TCP", IEEE AINA Workshops 2014, as the Linux MPTCP module
+    ``net/mptcp/mptcp_otias.c`` (v0.89) implements it. When data is to be sent every
+    packet is given at once to a subflow, even one whose window is full: the packet
+    waits in that subflow's send queue and leaves when its window opens. For path ``k``
+    with window ``cwnd_k`` and ``free_k`` free packets in it (both in packets),
+    ``queued_k`` packets already placed on it and not yet sent, the packet being placed
+    waits ``wait_k = 0`` round trips if ``queued_k < free_k``, otherwise
+    ``ceil((queued_k - free_k + 1) / cwnd_k)``, and is expected to arrive after
+    ``T_k = wait_k * srtt_k + srtt_k / 2``; it goes to the path with the smallest
+    ``(T_k, k)``. Later packets may thus go to a slower path that is idle while earlier
+    ones wait for the faster: sent out of order so as to arrive in order.
+
+    Mapping onto the decision points (docs/model.md section 9):
+
+    - at each decision the never-sent pieces of the sendable blocks not placed yet are
+      placed, oldest block first (the kernel places data as the application writes it,
+      up to the connection's receive window; here that is at the next decision, with the
+      paths' state then). With the in-order receiver a piece is placed only while the
+      data sent beyond the data acknowledgement plus the placed pieces, each counted as
+      ``mss`` bytes, leave room for one more ``mss`` in ``rbuf_bytes``;
+    - a path that asks sends the oldest block with pieces placed on it (WAIT if that
+      block is outside the receive window now). The core sends a block's pieces
+      declared lost before its never-sent ones (docs/model.md 7.1): such a send leaves
+      the placement as it was;
+    - a path asking with nothing placed on it sends the oldest block with pieces to
+      retransmit if it is the path with the smallest ``(T_k, k)`` among the ready paths
+      whose queue fits in their free window (the kernel never queues a retransmission
+      behind a full window); otherwise it waits;
+    - the paths that take new pieces are those in ``[start_ns, stop_ns)`` that are not
+      potentially failed (``rto_streak > 0``: the kernel skips a subflow marked ``pf``)
+      and, for a backup path, only while every other path is potentially failed (the
+      rule of docs/model.md 7); if each is potentially failed, all of them. The pieces
+      placed on a path that leaves this set are placed again (the kernel reinjects a
+      failed subflow's queue);
+    - ``cwnd`` and ``free`` are :func:`window_bytes` and ``window_bytes - inflight``
+      divided by ``mss``, rounded down (``cwnd`` at least 1, ``free`` at least 0): an
+      ideal path's window is what its rate fills in one ``srtt``. The comparison uses
+      ``2 T_k = (2 wait_k + 1) srtt_k`` in integers;
+    - blocks are served first-in first-out and deadlines are ignored, as in MPTCP; the
+      pieces placed for a block that is cancelled (``drop_expired``) are forgotten.
+
+    The module's options that are off by default (opportunistic retransmission and
+    penalisation, ``optim``) are not modelled.
+    """
+
+    name = "otias"
+    native = "otias"
+    paper = "Yang, Wang and Amer, OTIAS, IEEE AINA Workshops 2014 (Linux mptcp_otias.c)"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.placed = np.zeros((0, 0), dtype=np.int64)
+        self.placed_on = [0]
+        self.head = [0]
+        self.low = 0
+        self.frontier = 0
+
+    def reset(self, obs: Observation) -> None:
+        n, paths = obs.simulator.n_blocks, obs.n_paths
+        self.placed = np.zeros((n, paths), dtype=np.int64)
+        """Pieces of each block placed on each path and not sent yet."""
+        self.placed_on = [0] * paths
+        """Pieces placed on each path and not sent yet: its send queue."""
+        self.head = [0] * paths
+        """No block below ``head[k]`` has pieces placed on path ``k``."""
+        self.low = 0
+        """No block below has pieces placed on any path."""
+        self.frontier = 0
+        """Every block below has all its never-sent pieces placed."""
+
+    def decide(self, obs: Observation) -> int:
+        takers = self._takers(obs)
+        sendable = obs.sendable()
+        in_window = set(sendable.tolist())
+        self._forget(obs, takers)
+        self._place(obs, takers, in_window)
+        j = obs.path
+        b = self._queue_head(obs, j)
+        if b >= 0:
+            if b not in in_window:
+                return WAIT
+            if int(obs.lost_bytes[b]) == 0:
+                self.placed[b, j] -= 1
+                self.placed_on[j] -= 1
+            return b
+        lost = [int(k) for k in sendable if obs.lost_bytes[k] > 0]
+        if not lost:
+            return WAIT
+        best, best_key = -1, 0
+        for k in range(obs.n_paths):
+            if not obs.can_send[k]:
+                continue
+            cwnd, free = self._window(obs, k)
+            if self.placed_on[k] > free:
+                continue
+            key = self._arrival2(obs, k, cwnd, free)
+            if best < 0 or key < best_key:
+                best, best_key = k, key
+        return lost[0] if best == j else WAIT
+
+    @staticmethod
+    def _window(obs: Observation, k: int) -> tuple[int, int]:
+        """``(cwnd_k, free_k)`` in packets."""
+        window = window_bytes(obs, k)
+        mss = float(obs.mss_bytes)
+        cwnd = max(1, int(window / mss))
+        free = max(0, int((window - float(int(obs.path_inflight_bytes[k]))) / mss))
+        return cwnd, free
+
+    def _arrival2(self, obs: Observation, k: int, cwnd: int, free: int) -> int:
+        """Twice the expected arrival ``T_k`` of one more piece placed on path ``k``."""
+        queued = self.placed_on[k]
+        wait = 0 if queued < free else (queued - free + cwnd) // cwnd
+        return (2 * wait + 1) * int(obs.srtt_ns[k])
+
+    @staticmethod
+    def _takers(obs: Observation) -> list[int]:
+        """The paths that take new pieces (class docstring), ascending."""
+        now = obs.now_ns
+        streak, backup = obs.rto_streak, obs.backup
+        others_failed = all(streak[i] > 0 for i in range(obs.n_paths) if not backup[i])
+        open_paths = [k for k in range(obs.n_paths)
+                      if obs.start_ns[k] <= now < obs.stop_ns[k] and (not backup[k] or others_failed)]
+        return [k for k in open_paths if streak[k] == 0] or open_paths
+
+    def _forget(self, obs: Observation, takers: list[int]) -> None:
+        """Drop the placements of blocks with no never-sent piece left (cancelled), and
+        take back those of paths that take no new pieces."""
+        unsent = obs.unsent_bytes
+        for b in range(self.low, self.frontier + (self.frontier < obs.n_arrived)):
+            row = self.placed[b]
+            if unsent[b] == 0 and row.any():
+                for k in range(obs.n_paths):
+                    self.placed_on[k] -= int(row[k])
+                row[:] = 0
+        for k in range(obs.n_paths):
+            if k in takers or self.placed_on[k] == 0:
+                continue
+            for b in range(self.low, self.frontier + (self.frontier < obs.n_arrived)):
+                if self.placed[b, k]:
+                    self.placed_on[k] -= int(self.placed[b, k])
+                    self.placed[b, k] = 0
+                    self.frontier = min(self.frontier, b)
+        while self.low < self.frontier and not self.placed[self.low].any():
+            self.low += 1
+
+    def _place(self, obs: Observation, takers: list[int], in_window: set[int]) -> None:
+        """Place the never-sent pieces not placed yet, oldest block first."""
+        mss = obs.mss_bytes
+        budget = -1
+        if obs.in_order:
+            budget = max(0, max(0, obs.rbuf_bytes - obs.unacked_data_bytes) // mss - sum(self.placed_on))
+        windows = {k: self._window(obs, k) for k in takers}
+        unsent = obs.unsent_bytes
+        while self.frontier < obs.n_arrived:
+            b = self.frontier
+            left = -(-int(unsent[b]) // mss) - int(self.placed[b].sum())
+            if left > 0 and b not in in_window:
+                return
+            for _ in range(max(left, 0)):
+                if budget == 0:
+                    return
+                budget -= 1
+                best = min(takers, key=lambda k: (self._arrival2(obs, k, *windows[k]), k))
+                self.placed[b, best] += 1
+                self.placed_on[best] += 1
+                self.head[best] = min(self.head[best], b)
+            self.frontier += 1
+
+    def _queue_head(self, obs: Observation, j: int) -> int:
+        """The oldest block with pieces placed on path ``j``, or -1."""
+        while self.head[j] < self.frontier + (self.frontier < obs.n_arrived):
+            if self.placed[self.head[j], j]:
+                return self.head[j]
+            self.head[j] += 1
+        return -1

@@ -51,7 +51,7 @@ class Observation:
         "_piece_state",
         "srtt_ns", "rttvar_ns", "min_rtt_ns", "rto_ns", "cwnd_bytes", "path_inflight_bytes",
         "delivery_rate_bps", "recovery", "can_send", "last_send_ns", "rate_bps", "link_rate_bps", "rto_streak",
-        "backup",
+        "backup", "start_ns", "stop_ns",
     )
 
     def __init__(self, sim: _core.Sim, path_names: tuple[str, ...] = ()) -> None:
@@ -97,6 +97,10 @@ class Observation:
         self.backup: np.ndarray = view("backup")
         """Backup paths: the sender asks them only while every other path is potentially
         failed (docs/model.md section 7)."""
+        self.start_ns: np.ndarray = view("start_ns")
+        self.stop_ns: np.ndarray = view("stop_ns")
+        """Each path sends in ``[start_ns, stop_ns)``: one added or removed during the
+        episode (docs/model.md section 1), as a sender knows its subflows."""
         self.can_send: np.ndarray = view("can_send")
         """Paths that could take a packet now (the deciding path always can)."""
         self.last_send_ns: np.ndarray = view("last_send_ns")

@@ -173,7 +173,7 @@ def test_registry_has_every_scheduler_of_the_papers() -> None:
 # list, the sendable-bytes sums, the rank floor) instead of scanning the buffer: on
 # backlogs of hundreds of blocks the heaps are several levels deep and the bitsets
 # several words long, which episodes of a dozen blocks never reach.
-INCREMENTAL = ["srpt-ecf", "srpt-minrtt", "sa-ecf", "ecf", "edf", "dtp", "dams", "dems", "daps", "xlink"]
+INCREMENTAL = ["srpt-ecf", "srpt-minrtt", "sa-ecf", "ecf", "edf", "dtp", "dams", "dems", "daps", "xlink", "otias"]
 
 
 @pytest.mark.parametrize("name", INCREMENTAL)

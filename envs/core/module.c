@@ -912,6 +912,8 @@ static const view_desc VIEWS[] = {
     VP("redundant_bytes", redundant_bytes, "q"),
     VP("rto_streak", rto_streak, "q"),
     VP("backup", backup, "?"),
+    VP("start_ns", start_ns, "q"),
+    VP("stop_ns", stop_ns, "q"),
     VA("piece_state", piece_state, "B", 1),
     VA("piece_paths", piece_paths, "B", 1),
     VA("piece_sent_ns", piece_sent_ns, "q", 8),

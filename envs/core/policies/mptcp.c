@@ -1,5 +1,6 @@
-/* MPTCP path schedulers for heterogeneous paths: ECF and BLEST (mpsched.baselines.mptcp). */
+/* MPTCP path schedulers for heterogeneous paths: ECF, BLEST and OTIAS (mpsched.baselines.mptcp). */
 #include <float.h>
+#include <stdint.h>
 
 #include "families.h"
 
@@ -87,3 +88,177 @@ static int32_t blest_decide(mps_sim *s, mps_policy *pol, int j) {
 
 static const mps_param_def blest_params[] = {{"lambda_scale", DBL_TRUE_MIN, 10.0}};
 const mps_policy_def mps_policy_blest = {"blest", MPS_PARAMS(blest_params), NULL, NULL, blest_decide};
+
+/* OTIAS (Yang, Wang and Amer 2014; Linux mptcp_otias.c): every never-sent piece is placed
+ * at once on the path where it is expected to arrive first, behind that path's full
+ * window if need be, and each path sends what was placed on it. */
+typedef struct {
+    int64_t placed_on[MPS_MAX_PATHS]; /* pieces placed on each path and not sent: its send queue */
+    int32_t head[MPS_MAX_PATHS];      /* no block below head[k] has pieces placed on path k */
+    int32_t low;                      /* no block below has pieces placed on any path */
+    int32_t frontier;                 /* every block below has all its never-sent pieces placed */
+    int32_t placed[];                 /* n_blocks x n_paths: pieces of a block placed on a path */
+} otias_state;
+
+static size_t otias_state_bytes(const mps_sim *s) {
+    return sizeof(otias_state) + (size_t)s->n_blocks * (size_t)s->n_paths * sizeof(int32_t);
+}
+
+/* A path's window and the free room in it, in packets (cwnd at least 1, free at least 0). */
+static void otias_window(const mps_sim *s, int k, int64_t *cwnd, int64_t *free_packets) {
+    const mps_path *p = &s->paths[k];
+    const double window = window_bytes(p), mss = (double)s->mss;
+    const int64_t c = (int64_t)(window / mss);
+    const int64_t f = (int64_t)((window - (double)p->inflight_bytes) / mss);
+    *cwnd = c > 1 ? c : 1;
+    *free_packets = f > 0 ? f : 0;
+}
+
+/* Twice the expected arrival of one more piece on path k: (2 wait + 1) srtt, where the
+ * piece waits ceil((queued - free + 1) / cwnd) round trips once the free room is taken. */
+static int64_t otias_arrival2(const mps_sim *s, const otias_state *st, int k, int64_t cwnd, int64_t free_packets) {
+    const int64_t queued = st->placed_on[k];
+    const int64_t wait = queued < free_packets ? 0 : (queued - free_packets + cwnd) / cwnd;
+    return (2 * wait + 1) * s->paths[k].srtt_ns;
+}
+
+/* The paths that take new pieces, as a bit set: open ones, a backup only while every
+ * other path is potentially failed; those not potentially failed, or all if none. */
+static unsigned otias_takers(const mps_sim *s) {
+    int others_failed = 1;
+    for (int i = 0; i < s->n_paths; i++)
+        if (!s->paths[i].backup && s->paths[i].rto_streak == 0) others_failed = 0;
+    unsigned open = 0, live = 0;
+    for (int k = 0; k < s->n_paths; k++) {
+        const mps_path *p = &s->paths[k];
+        if (p->start_ns > s->now || s->now >= p->stop_ns || (p->backup && !others_failed)) continue;
+        open |= 1u << k;
+        if (p->rto_streak == 0) live |= 1u << k;
+    }
+    return live ? live : open;
+}
+
+static int32_t otias_row_sum(const otias_state *st, int32_t b, int n_paths) {
+    int32_t sum = 0;
+    for (int k = 0; k < n_paths; k++) sum += st->placed[b * n_paths + k];
+    return sum;
+}
+
+/* Forget the placements of blocks with no never-sent piece left (cancelled) and take back
+ * those of paths that take no new pieces. */
+static void otias_forget(mps_sim *s, otias_state *st, unsigned takers) {
+    const int n = s->n_paths;
+    const int32_t end = st->frontier + (st->frontier < s->n_arrived);
+    for (int32_t b = st->low; b < end; b++) {
+        if (s->blk[b].unsent_bytes != 0) continue;
+        for (int k = 0; k < n; k++) {
+            st->placed_on[k] -= st->placed[b * n + k];
+            st->placed[b * n + k] = 0;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        if ((takers >> k & 1u) || st->placed_on[k] == 0) continue;
+        for (int32_t b = st->low; b < end; b++) {
+            int32_t *cell = &st->placed[b * n + k];
+            if (*cell == 0) continue;
+            st->placed_on[k] -= *cell;
+            *cell = 0;
+            if (b < st->frontier) st->frontier = b;
+        }
+    }
+    while (st->low < st->frontier && otias_row_sum(st, st->low, n) == 0) st->low++;
+    mps_charge_work(s, end - st->low);
+}
+
+/* Place the never-sent pieces not placed yet, oldest block first. */
+static void otias_place(mps_sim *s, otias_state *st, unsigned takers) {
+    const int n = s->n_paths;
+    const int64_t mss = s->mss;
+    int64_t budget = -1;
+    if (s->receiver == MPS_RECEIVER_IN_ORDER) {
+        int64_t room = s->rbuf_bytes - (s->conn_next_dsn - s->data_acked);
+        if (room < 0) room = 0;
+        int64_t placed = 0;
+        for (int k = 0; k < n; k++) placed += st->placed_on[k];
+        budget = room / mss - placed;
+        if (budget < 0) budget = 0;
+    }
+    int64_t cwnd[MPS_MAX_PATHS], free_packets[MPS_MAX_PATHS];
+    for (int k = 0; k < n; k++)
+        if (takers >> k & 1u) otias_window(s, k, &cwnd[k], &free_packets[k]);
+    const int32_t first = st->frontier;
+    while (st->frontier < s->n_arrived) {
+        const int32_t b = st->frontier;
+        const int64_t left = ((int64_t)s->blk[b].unsent_bytes + mss - 1) / mss - otias_row_sum(st, b, n);
+        if (left > 0 && !mps_block_sendable(s, b)) break;
+        for (int64_t i = 0; i < left; i++) {
+            if (budget == 0) goto done;
+            budget--;
+            int best = -1;
+            int64_t best_key = 0;
+            for (int k = 0; k < n; k++) {
+                if (!(takers >> k & 1u)) continue;
+                const int64_t key = otias_arrival2(s, st, k, cwnd[k], free_packets[k]);
+                if (best < 0 || key < best_key) best = k, best_key = key;
+            }
+            st->placed[b * n + best]++;
+            st->placed_on[best]++;
+            if (b < st->head[best]) st->head[best] = b;
+        }
+        st->frontier++;
+    }
+done:
+    mps_charge_work(s, st->frontier - first + 1);
+}
+
+/* The oldest block with pieces placed on path j, or -1. */
+static int32_t otias_queue_head(mps_sim *s, otias_state *st, int j) {
+    const int32_t end = st->frontier + (st->frontier < s->n_arrived), from = st->head[j];
+    int32_t found = -1;
+    for (; st->head[j] < end; st->head[j]++) {
+        if (st->placed[st->head[j] * s->n_paths + j]) {
+            found = st->head[j];
+            break;
+        }
+    }
+    mps_charge_work(s, st->head[j] - from);
+    return found;
+}
+
+/* The sendable block with the smallest index that has pieces to retransmit, or -1. */
+static int32_t oldest_lost_block(const mps_sim *s) {
+    for (int32_t w = s->low_word; w <= s->hi_word; w++)
+        if (s->lost_set.bits[w]) return (w << 6) + __builtin_ctzll(s->lost_set.bits[w]);
+    return -1;
+}
+
+static int32_t otias_decide(mps_sim *s, mps_policy *pol, int j) {
+    otias_state *st = pol->state;
+    const unsigned takers = otias_takers(s);
+    otias_forget(s, st, takers);
+    otias_place(s, st, takers);
+    const int32_t b = otias_queue_head(s, st, j);
+    if (b >= 0) {
+        if (!mps_block_sendable(s, b)) return MPS_WAIT;
+        if (s->blk[b].lost_pending_bytes == 0) {
+            st->placed[b * s->n_paths + j]--;
+            st->placed_on[j]--;
+        }
+        return b;
+    }
+    const int32_t lost = oldest_lost_block(s);
+    if (lost < 0) return MPS_WAIT;
+    int best = -1;
+    int64_t best_key = 0;
+    for (int k = 0; k < s->n_paths; k++) {
+        if (!s->paths[k].can_send) continue;
+        int64_t cwnd, free_packets;
+        otias_window(s, k, &cwnd, &free_packets);
+        if (st->placed_on[k] > free_packets) continue;
+        const int64_t key = otias_arrival2(s, st, k, cwnd, free_packets);
+        if (best < 0 || key < best_key) best = k, best_key = key;
+    }
+    return best == j ? lost : MPS_WAIT;
+}
+
+const mps_policy_def mps_policy_otias = {"otias", MPS_NO_PARAMS, otias_state_bytes, NULL, otias_decide};
