@@ -51,7 +51,7 @@ class Observation:
         "_piece_state",
         "srtt_ns", "rttvar_ns", "min_rtt_ns", "rto_ns", "cwnd_bytes", "path_inflight_bytes",
         "delivery_rate_bps", "recovery", "can_send", "last_send_ns", "rate_bps", "link_rate_bps", "rto_streak",
-        "backup", "start_ns", "stop_ns",
+        "backup", "start_ns", "stop_ns", "next_pn", "oldest_pn",
     )
 
     def __init__(self, sim: _core.Sim, path_names: tuple[str, ...] = ()) -> None:
@@ -101,6 +101,11 @@ class Observation:
         self.stop_ns: np.ndarray = view("stop_ns")
         """Each path sends in ``[start_ns, stop_ns)``: one added or removed during the
         episode (docs/model.md section 1), as a sender knows its subflows."""
+        self.next_pn: np.ndarray = view("next_pn")
+        """Packet number each path gives its next packet (from 0: the packets it sent)."""
+        self.oldest_pn: np.ndarray = view("oldest_pn")
+        """Each path's oldest packet neither acknowledged nor declared lost (``next_pn``
+        when none): QUIC's least unacknowledged packet (docs/model.md section 7)."""
         self.can_send: np.ndarray = view("can_send")
         """Paths that could take a packet now (the deciding path always can)."""
         self.last_send_ns: np.ndarray = view("last_send_ns")

@@ -1,10 +1,14 @@
 """The core's random streams in Python (docs/model.md section 5): xoshiro256** seeded by
 splitmix64, stream ``i`` of an episode seed, for code that must draw exactly what the core
-draws (the ns-3 comparison replays the core's losses with it)."""
+draws (the ns-3 comparison replays the core's losses with it, Peekaboo's specification
+its policy's draws)."""
 
 from __future__ import annotations
 
-__all__ = ["CoreStream"]
+__all__ = ["CoreStream", "POLICY_STREAM"]
+
+POLICY_STREAM = 192
+"""The stream of a native policy that draws (docs/model.md section 5)."""
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN_GAMMA = 0x9E3779B97F4A7C15
@@ -43,3 +47,7 @@ class CoreStream:
         s[2] ^= t
         s[3] = _rotl64(s[3], 45)
         return result
+
+    def uniform(self) -> float:
+        """The next draw as a binary64 in [0, 1): its top 53 bits times 2^-53."""
+        return (self.next() >> 11) * 2.0**-53

@@ -43,6 +43,7 @@ NARROWED: dict[str, dict[str, st.SearchStrategy]] = {
     "xquic-reinject": {"srtt_factor": st.floats(0.0, 4.0), "hard_deadline_ms": st.floats(0.0, 500.0),
                        "lower_bound_ms": st.floats(0.0, 100.0)},
     "xlink": {"low_ms": st.floats(0.0, 300.0), "high_ms": st.floats(0.0, 400.0)},
+    "peekaboo": {"alpha": st.floats(0.0, 4.0)},
 }
 
 
@@ -170,10 +171,12 @@ def test_registry_has_every_scheduler_of_the_papers() -> None:
 
 
 # Twins that keep incremental structures (the core's remaining-bytes heap, the flying
-# list, the sendable-bytes sums, the rank floor) instead of scanning the buffer: on
+# list, the sendable-bytes sums, the rank floor, OTIAS's cursors, Peekaboo's rings of
+# decisions waiting for their reward) instead of scanning the buffer: on
 # backlogs of hundreds of blocks the heaps are several levels deep and the bitsets
 # several words long, which episodes of a dozen blocks never reach.
-INCREMENTAL = ["srpt-ecf", "srpt-minrtt", "sa-ecf", "ecf", "edf", "dtp", "dams", "dems", "daps", "xlink", "otias"]
+INCREMENTAL = ["srpt-ecf", "srpt-minrtt", "sa-ecf", "ecf", "edf", "dtp", "dams", "dems", "daps", "xlink", "otias",
+               "peekaboo"]
 
 
 @pytest.mark.parametrize("name", INCREMENTAL)

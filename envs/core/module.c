@@ -914,6 +914,8 @@ static const view_desc VIEWS[] = {
     VP("backup", backup, "?"),
     VP("start_ns", start_ns, "q"),
     VP("stop_ns", stop_ns, "q"),
+    VP("next_pn", next_pn, "q"),
+    VP("oldest_pn", oldest_pn, "q"),
     VA("piece_state", piece_state, "B", 1),
     VA("piece_paths", piece_paths, "B", 1),
     VA("piece_sent_ns", piece_sent_ns, "q", 8),

@@ -78,6 +78,11 @@ int mps_min_rtt_ready_path(const mps_sim *s) {
     return best;
 }
 
+double mps_window_bytes(const mps_path *p) {
+    if (p->cwnd_bytes > 0) return (double)p->cwnd_bytes;
+    return p->rate_bps * (double)p->srtt_ns / 8e9;
+}
+
 int mps_run(mps_sim *s, mps_policy *pol) { return mps_run_until(s, pol, MPS_NEVER); }
 
 int mps_run_until(mps_sim *s, mps_policy *pol, int64_t until_ns) {

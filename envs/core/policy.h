@@ -72,5 +72,8 @@ int32_t mps_round_robin_turn(mps_sim *s, int64_t *cursor, int j);
 int32_t mps_earliest_deadline_sendable(mps_sim *s);
 /* Ready path with the smallest (srtt, index) (the MinRTT choice), or -1 if none. */
 int mps_min_rtt_ready_path(const mps_sim *s);
+/* A path's congestion window in bytes; for an ideal path, what its rate fills in one
+ * srtt (mpsched.baselines.mptcp.window_bytes). */
+double mps_window_bytes(const mps_path *p);
 
 #endif

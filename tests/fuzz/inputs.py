@@ -21,7 +21,7 @@ FILES = "@files"
 
 POLICY_IDS = ["minrtt", "rr", "dams", "dams-c", "dams-robust", "daps", "dems", "dtp", "ecf", "edf", "blest", "srpt-ecf",
               "spd", "lpc", "let", "spdx", "lpcx", "letx", "sa-ecf", "srpt-minrtt", "blind-rr", "random", "redundant",
-              "xquic-reinject", "xlink", "otias"]
+              "xquic-reinject", "xlink", "otias", "peekaboo"]
 CCS = ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"]
 
 _EDGE_INTS = [0, -1, 1, 2, 7, 2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 10**30, -10**30]

@@ -12,12 +12,6 @@ static int fastest_path(const mps_sim *s) {
     return best;
 }
 
-/* Congestion window in bytes; for an ideal path, what its rate fills in one srtt. */
-static double window_bytes(const mps_path *p) {
-    if (p->cwnd_bytes > 0) return (double)p->cwnd_bytes;
-    return p->rate_bps * (double)p->srtt_ns / 8e9;
-}
-
 /* ECF: state is the connection's "waiting" flag. param[0] = beta, param[1] = rate_thresholds. */
 static size_t ecf_state_bytes(const mps_sim *s) { return sizeof(int64_t); }
 
@@ -47,7 +41,7 @@ static int32_t ecf_decide(mps_sim *s, mps_policy *pol, int j) {
             const mps_path *pf = &s->paths[f], *ps = &s->paths[j];
             const double beta = pol->param[0];
             const double kd = (double)k;
-            const double w_f = window_bytes(pf), w_s = window_bytes(ps);
+            const double w_f = mps_window_bytes(pf), w_s = mps_window_bytes(ps);
             const double srtt_f = (double)pf->srtt_ns, srtt_s = (double)ps->srtt_ns;
             const double delta = (double)(pf->rttvar_ns > ps->rttvar_ns ? pf->rttvar_ns : ps->rttvar_ns);
             const double x_f = kd > w_f ? kd : w_f;
@@ -79,7 +73,7 @@ static int32_t blest_decide(mps_sim *s, mps_policy *pol, int j) {
         const double rtt_f = (double)(pf->srtt_ns > 1 ? pf->srtt_ns : 1);
         const double rtt_s = (double)(ps->srtt_ns > 1 ? ps->srtt_ns : 1);
         const double ratio = rtt_s / rtt_f;
-        const double fast_bytes = (window_bytes(pf) + (double)s->mss * (ratio - 1.0) / 2.0) * ratio;
+        const double fast_bytes = (mps_window_bytes(pf) + (double)s->mss * (ratio - 1.0) / 2.0) * ratio;
         const int64_t avail = s->rbuf_bytes - (ps->inflight_bytes + s->mss);
         if (pol->param[0] * fast_bytes > (double)avail) return MPS_WAIT;
     }
@@ -107,7 +101,7 @@ static size_t otias_state_bytes(const mps_sim *s) {
 /* A path's window and the free room in it, in packets (cwnd at least 1, free at least 0). */
 static void otias_window(const mps_sim *s, int k, int64_t *cwnd, int64_t *free_packets) {
     const mps_path *p = &s->paths[k];
-    const double window = window_bytes(p), mss = (double)s->mss;
+    const double window = mps_window_bytes(p), mss = (double)s->mss;
     const int64_t c = (int64_t)(window / mss);
     const int64_t f = (int64_t)((window - (double)p->inflight_bytes) / mss);
     *cwnd = c > 1 ? c : 1;
