@@ -21,7 +21,7 @@ typedef struct {
 typedef struct {
     double a_inverse[FEATURES][FEATURES];
     double b[FEATURES];
-    int32_t head, count, capacity;
+    int32_t head, count;
 } arm_state;
 
 typedef struct {
@@ -39,16 +39,14 @@ static size_t peekaboo_state_bytes(const mps_sim *s) {
 
 static pending *ring_of(mps_policy *pol, int arm) {
     peekaboo_state *st = pol->state;
-    return (pending *)(st + 1) + (size_t)arm * (size_t)st->arm[0].capacity;
+    return (pending *)(st + 1) + (size_t)arm * MAX_PENDING;
 }
 
 static void peekaboo_reset(mps_sim *s, mps_policy *pol) {
     peekaboo_state *st = pol->state;
-    for (int a = 0; a < 2; a++) {
+    for (int a = 0; a < 2; a++)
         for (int i = 0; i < FEATURES; i++)
             for (int k = 0; k < FEATURES; k++) st->arm[a].a_inverse[i][k] = i == k ? 1.0 : 0.0;
-        st->arm[a].capacity = MAX_PENDING;
-    }
     mps_rng_seed(st->rng, s->seed, POLICY_STREAM);
 }
 
@@ -84,11 +82,11 @@ static void learn(arm_state *a, const double *x, double reward) {
 static void remember(mps_policy *pol, int arm, const double *x, int64_t now, int path, int64_t packet) {
     arm_state *a = &((peekaboo_state *)pol->state)->arm[arm];
     pending *ring = ring_of(pol, arm);
-    if (a->count == a->capacity) { /* the oldest is dropped unrewarded */
-        a->head = (a->head + 1) % a->capacity;
+    if (a->count == MAX_PENDING) { /* the oldest is dropped unrewarded */
+        a->head = (a->head + 1) % MAX_PENDING;
         a->count--;
     }
-    pending *d = &ring[(a->head + a->count) % a->capacity];
+    pending *d = &ring[(a->head + a->count) % MAX_PENDING];
     for (int i = 0; i < FEATURES; i++) d->x[i] = x[i];
     d->at_ns = now;
     d->path = path;
@@ -107,7 +105,7 @@ static void collect_rewards(mps_sim *s, mps_policy *pol) {
             if (d->packet >= s->paths[d->path].oldest_pn) break;
             const int64_t elapsed = s->now - d->at_ns;
             learn(a, d->x, (double)s->mss / ((double)(elapsed > 1 ? elapsed : 1) / 1e6));
-            a->head = (a->head + 1) % a->capacity;
+            a->head = (a->head + 1) % MAX_PENDING;
             a->count--;
         }
     }
