@@ -53,11 +53,15 @@ from ..envs.streams import CoreStream
 __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsched_goodput", "ns3_goodput",
            "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets", "paired_losses",
            "write_report", "SharedCase", "SHARED", "compare_shared", "mpsched_shared_goodputs", "ns3_shared_goodputs",
-           "StepCase", "STEPS", "compare_steps", "mpsched_step_goodputs"]
+           "StepCase", "STEPS", "compare_steps", "mpsched_step_goodputs", "SAMPLE_S", "samples", "mpsched_trajectory",
+           "trajectory_errors"]
 
 MSS_BYTES = 1448
 WIRE_HEADER_BYTES = 54  # TCP 20 + timestamp option 12, IPv4 20, PPP 2
 CONTROLLERS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+SAMPLE_S = 0.01
+"""Period at which the smoothed RTT and the congestion window are sampled in both
+simulators (from one period after the handshake on)."""
 DATA_PACKET_MIN_BYTES = 200
 """A packet at the receiving device at least this long carries data: the bulk sender's
 packets are MSS + 54 bytes on the wire, a SYN or an acknowledgement (SACK blocks
@@ -122,6 +126,36 @@ void ScheduleDataRate(ns3::Ptr<ns3::NetDevice> device, double at_s, uint64_t bps
     ns3::Ptr<ns3::PointToPointNetDevice> p2p = ns3::DynamicCast<ns3::PointToPointNetDevice>(device);
     ns3::Simulator::Schedule(ns3::Seconds(at_s), &ns3::PointToPointNetDevice::SetDataRate, p2p, ns3::DataRate(bps));
 }
+// Samples a bulk sender's smoothed RTT and congestion window every `period` from `first`
+// (its socket's "RTT" and "CongestionWindow" trace sources hold the latest values).
+class TcpSampler {
+  public:
+    std::vector<int64_t> srtt_ns;
+    std::vector<uint32_t> cwnd_bytes;
+    void Start(ns3::Ptr<ns3::Application> app, double first_s, double period_s) {
+        app_ = app;
+        period_ = ns3::Seconds(period_s);
+        ns3::Simulator::Schedule(ns3::NanoSeconds(1), &TcpSampler::Attach, this);
+        ns3::Simulator::Schedule(ns3::Seconds(first_s), &TcpSampler::Sample, this);
+    }
+  private:
+    ns3::Ptr<ns3::Application> app_;
+    ns3::Time period_;
+    int64_t srtt_ = 0;
+    uint32_t cwnd_ = 0;
+    void Attach() {
+        ns3::Ptr<ns3::Socket> socket = ns3::DynamicCast<ns3::BulkSendApplication>(app_)->GetSocket();
+        socket->TraceConnectWithoutContext("RTT", ns3::MakeCallback(&TcpSampler::OnRtt, this));
+        socket->TraceConnectWithoutContext("CongestionWindow", ns3::MakeCallback(&TcpSampler::OnCwnd, this));
+    }
+    void OnRtt(ns3::Time, ns3::Time now) { srtt_ = now.GetNanoSeconds(); }
+    void OnCwnd(uint32_t, uint32_t now) { cwnd_ = now; }
+    void Sample() {
+        srtt_ns.push_back(srtt_);
+        cwnd_bytes.push_back(cwnd_);
+        ns3::Simulator::Schedule(period_, &TcpSampler::Sample, this);
+    }
+};
 ns3::Ptr<PairedDataLoss> MakePairedDataLoss(const std::vector<uint32_t>& lost, uint32_t min_bytes) {
     ns3::Ptr<PairedDataLoss> m = ns3::CreateObject<PairedDataLoss>();
     m->lost = lost;
@@ -240,6 +274,55 @@ def mpsched_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
             "random_losses": float(np.asarray(sim.view("random_losses")).sum()), "wall_s": wall}
 
 
+def samples(case: Ns3Case) -> int:
+    """How many samples of the run both simulators take: one every :data:`SAMPLE_S`,
+    the last one period before the run ends."""
+    return max(0, int(round(case.seconds / SAMPLE_S)) - 1)
+
+
+def mpsched_trajectory(case: Ns3Case, seed: int = 1) -> dict[str, np.ndarray]:
+    """The case's smoothed RTT [ns] and congestion window [bytes] in mpsched, sampled
+    every :data:`SAMPLE_S`: the values at its last decision point at or before each sample
+    time. The core stops only at decision points (``Sim.run`` with ``until_ns``; the same
+    run as a whole one, docs/model.md section 8), one per acknowledgement that opens the
+    window in a bulk transfer; a change between two of them (an acknowledgement that
+    leaves the window full) shows at the next."""
+    from ..envs import scenarios
+    from ..envs.episode import build_episode
+
+    sim = build_episode(scenarios.resolve(mpsched_scenario(case)), seed).make_sim()
+    srtt_view, cwnd_view = np.asarray(sim.view("srtt_ns")), np.asarray(sim.view("cwnd_bytes"))
+    times, srtt, cwnd = [0], [int(srtt_view[0])], [int(cwnd_view[0])]
+    while not sim.done:
+        sim.run("minrtt", (), sim.now_ns + 1)
+        times.append(sim.now_ns)
+        srtt.append(int(srtt_view[0]))
+        cwnd.append(int(cwnd_view[0]))
+    at = np.arange(1, samples(case) + 1, dtype=np.int64) * int(round(SAMPLE_S * 1e9))
+    last = np.searchsorted(np.array(times, dtype=np.int64), at, side="right") - 1
+    return {"srtt_ns": np.array(srtt, dtype=np.int64)[last], "cwnd_bytes": np.array(cwnd, dtype=np.int64)[last]}
+
+
+def trajectory_errors(ours: dict[str, np.ndarray], theirs: dict[str, np.ndarray]) -> dict[str, float]:
+    """The sampled trajectories compared: each side's mean and 95th percentile of the
+    smoothed RTT [ms], the relative error of mpsched's mean, the congestion window's mean
+    absolute difference sample by sample relative to ns-3's mean window (``cwnd_error``:
+    sawtooths out of phase count), and the relative error of its mean
+    (``mean_cwnd_error``)."""
+    n = min(len(ours["srtt_ns"]), len(theirs["srtt_ns"]))
+    if n == 0:
+        return {}
+    rtt_ours, rtt_theirs = ours["srtt_ns"][:n] / 1e6, theirs["srtt_ns"][:n] / 1e6
+    cwnd_ours = ours["cwnd_bytes"][:n].astype(np.float64)
+    cwnd_theirs = theirs["cwnd_bytes"][:n].astype(np.float64)
+    return {"mpsched_mean_rtt_ms": float(rtt_ours.mean()), "ns3_mean_rtt_ms": float(rtt_theirs.mean()),
+            "mean_rtt_error": float(rtt_ours.mean() / rtt_theirs.mean() - 1.0),
+            "mpsched_p95_rtt_ms": float(np.percentile(rtt_ours, 95)),
+            "ns3_p95_rtt_ms": float(np.percentile(rtt_theirs, 95)),
+            "cwnd_error": float(np.abs(cwnd_ours - cwnd_theirs).mean() / cwnd_theirs.mean()),
+            "mean_cwnd_error": float(cwnd_ours.mean() / cwnd_theirs.mean() - 1.0)}
+
+
 def paired_losses(case: Ns3Case, seed: int = 1) -> list[int]:
     """The ordinals of the data packets the case's mpsched episode with ``seed`` loses, as
     many as the link can carry in the run (:func:`lost_data_packets`)."""
@@ -286,7 +369,9 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float) -> Any:
 def ns3_goodput(case: Ns3Case, seed: int = 1, step: tuple[float, float] | None = None) -> dict[str, Any]:
     """Goodput [bit/s] of the case in ns-3 (the module docstring's setup, losing the data
     packets that mpsched's episode with ``seed`` loses), the data packets it received and
-    dropped, and the wall time of ``Simulator.Run`` alone. The first call imports ns-3
+    dropped, the wall time of ``Simulator.Run`` alone, and the sender's smoothed RTT [ns]
+    and congestion window [bytes] sampled every :data:`SAMPLE_S` from one period after
+    the handshake (``srtt_ns``, ``cwnd_bytes``). The first call imports ns-3
     (about 15 s: its bindings compile).
 
     With ``step = (step_s, rate_mbps)`` the link's rate changes to ``rate_mbps`` at
@@ -320,6 +405,8 @@ def ns3_goodput(case: Ns3Case, seed: int = 1, step: tuple[float, float] | None =
         apps.Start(ns.Seconds(0))
     sink = ns.DynamicCast[ns.PacketSink](sink_apps.Get(0))
     handshake_s = case.rtt_ms / 1e3
+    sampler = ns.cppyy.gbl.mpsched_ns3.TcpSampler()
+    sampler.Start(sender_apps.Get(0), handshake_s + SAMPLE_S, SAMPLE_S)
     stops = [case.seconds]
     if step is not None:
         ns.cppyy.gbl.mpsched_ns3.ScheduleDataRate(devices.Get(0), step[0] + handshake_s, int(round(step[1] * 1e6)))
@@ -333,8 +420,11 @@ def ns3_goodput(case: Ns3Case, seed: int = 1, step: tuple[float, float] | None =
         received.append(int(sink.GetTotalRx()))
     data_packets, dropped = int(errors.seen), int(errors.dropped)
     ns.Simulator.Destroy()
+    n = samples(case)
     result = {"goodput_bps": received[-1] * 8 / case.seconds, "data_packets": data_packets, "random_losses": dropped,
-              "expected_losses": sum(1 for k in lost if k < data_packets), "wall_s": wall}
+              "expected_losses": sum(1 for k in lost if k < data_packets), "wall_s": wall,
+              "srtt_ns": np.array(list(sampler.srtt_ns), dtype=np.int64)[:n],
+              "cwnd_bytes": np.array(list(sampler.cwnd_bytes), dtype=np.int64)[:n]}
     if step is not None:
         result["goodput_before_bps"] = received[0] * 8 / step[0]
         result["goodput_after_bps"] = (received[1] - received[0]) * 8 / (case.seconds - step[0])
@@ -351,7 +441,8 @@ def compare(cases: tuple[Ns3Case, ...] = QUICK, seed: int = 1,
         if progress:
             progress(case.label)
         ours, theirs = mpsched_goodput(case, seed), ns3_goodput(case, seed)
-        rows.append({**asdict(case), "queue_packets": case.queue_packets, "label": case.label,
+        sampled = trajectory_errors(mpsched_trajectory(case, seed), theirs)
+        rows.append({**asdict(case), "queue_packets": case.queue_packets, "label": case.label, **sampled,
                      "mpsched_goodput_bps": ours["goodput_bps"], "ns3_goodput_bps": theirs["goodput_bps"],
                      "goodput_error": ours["goodput_bps"] / theirs["goodput_bps"] - 1.0
                      if theirs["goodput_bps"] > 0 else math.nan,
@@ -360,13 +451,18 @@ def compare(cases: tuple[Ns3Case, ...] = QUICK, seed: int = 1,
                      "mpsched_wall_s": ours["wall_s"], "ns3_wall_s": theirs["wall_s"],
                      "speed_ratio": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] > 0 else math.nan})
     errors = np.abs([r["goodput_error"] for r in rows])
+    rtt_errors = np.abs([r.get("mean_rtt_error", math.nan) for r in rows])
     return {"cases": rows, "median_abs_goodput_error": float(np.nanmedian(errors)),
             "worst_abs_goodput_error": float(np.nanmax(errors)),
+            "median_abs_mean_rtt_error": float(np.nanmedian(rtt_errors)),
+            "worst_abs_mean_rtt_error": float(np.nanmax(rtt_errors)),
+            "median_cwnd_error": float(np.nanmedian([r.get("cwnd_error", math.nan) for r in rows])),
             "median_speed_ratio": float(np.nanmedian([r["speed_ratio"] for r in rows]))}
 
 
 MEDIAN_GOODPUT_ERROR = 0.03
 WORST_GOODPUT_ERROR = 0.10
+MEDIAN_RTT_ERROR = 0.05
 SHARE_ERROR = 0.10
 
 
@@ -577,24 +673,37 @@ def compare_shared(cases: tuple[SharedCase, ...] = SHARED,
 
 def within_bounds(result: dict[str, Any]) -> bool:
     """Whether a comparison is within the bounds the project holds itself to: median
-    |goodput error| at most 3 % and the worst at most 10 %, and each flow's share of a
-    shared bottleneck (when the comparison has them) within 10 % of ns-3's."""
+    |goodput error| at most 3 % and the worst at most 10 %, median |mean RTT error| at
+    most 5 % (when the comparison has it), and each flow's share of a shared bottleneck
+    (when it has them) within 10 % of ns-3's."""
     shares = [abs(e) for r in result.get("shared", []) for e in r["share_errors"]]
     return bool(result["median_abs_goodput_error"] <= MEDIAN_GOODPUT_ERROR
                 and result["worst_abs_goodput_error"] <= WORST_GOODPUT_ERROR
+                and result.get("median_abs_mean_rtt_error", 0.0) <= MEDIAN_RTT_ERROR
                 and all(e <= SHARE_ERROR for e in shares))
 
 
 def format_comparison(result: dict[str, Any]) -> str:
     """The comparison as a table, then its summary."""
-    lines = [f"{'case':<52}{'mpsched':>11}{'ns-3':>11}{'error':>9}{'speed':>9}",
-             f"{'':<52}{'[Mbit/s]':>11}{'[Mbit/s]':>11}{'':>9}{'[x]':>9}"]
+    lines = [f"{'case':<52}{'mpsched':>11}{'ns-3':>11}{'error':>9}{'speed':>9}{'mpsched':>10}{'ns-3':>10}"
+             f"{'error':>9}{'cwnd':>9}",
+             f"{'':<52}{'[Mbit/s]':>11}{'[Mbit/s]':>11}{'':>9}{'[x]':>9}{'RTT [ms]':>10}{'RTT [ms]':>10}{'':>9}"
+             f"{'error':>9}"]
     for r in result["cases"]:
-        lines.append(f"{r['label']:<52}{r['mpsched_goodput_bps'] / 1e6:>11.3f}{r['ns3_goodput_bps'] / 1e6:>11.3f}"
-                     f"{100 * r['goodput_error']:>+8.1f}%{r['speed_ratio']:>9.0f}")
+        line = (f"{r['label']:<52}{r['mpsched_goodput_bps'] / 1e6:>11.3f}{r['ns3_goodput_bps'] / 1e6:>11.3f}"
+                f"{100 * r['goodput_error']:>+8.1f}%{r['speed_ratio']:>9.0f}")
+        if "mean_rtt_error" in r:
+            line += (f"{r['mpsched_mean_rtt_ms']:>10.1f}{r['ns3_mean_rtt_ms']:>10.1f}"
+                     f"{100 * r['mean_rtt_error']:>+8.1f}%{100 * r['cwnd_error']:>8.1f}%")
+        lines.append(line)
     lines.append(f"goodput error: median |error| {100 * result['median_abs_goodput_error']:.1f} %, worst "
                  f"{100 * result['worst_abs_goodput_error']:.1f} %; mpsched {result['median_speed_ratio']:.0f}x "
                  "faster than ns-3 in the median case (simulation alone)")
+    if "median_abs_mean_rtt_error" in result:
+        lines.append(f"smoothed RTT sampled every {1e3 * SAMPLE_S:g} ms: median |error of the mean| "
+                     f"{100 * result['median_abs_mean_rtt_error']:.1f} %, worst "
+                     f"{100 * result['worst_abs_mean_rtt_error']:.1f} %; congestion window: median mean |difference| "
+                     f"{100 * result['median_cwnd_error']:.1f} % of ns-3's mean window")
     if result.get("shared"):
         lines += ["", f"{'shared bottleneck':<52}{'mpsched':>11}{'ns-3':>11}{'error':>9}",
                   f"{'':<52}{'[share]':>11}{'[share]':>11}"]
@@ -657,7 +766,7 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
         f"**Goodput error over {len(rows)} cases: median |error| {100 * np.median(absolute):.1f} %, worst "
         f"{100 * absolute.max():.1f} %; {int((absolute <= MEDIAN_GOODPUT_ERROR).sum())} cases within 3 %, "
         f"{int((absolute <= WORST_GOODPUT_ERROR).sum())} within 10 %. The project's bounds (median at most 3 %, "
-        f"worst at most 10 %, shared-bottleneck shares within 10 %) are "
+        f"worst at most 10 %, median |mean RTT error| at most 5 %, shared-bottleneck shares within 10 %) are "
         f"{'met' if within_bounds(result) else 'not met'}.** mpsched is "
         f"{result['median_speed_ratio']:.0f}x faster than ns-3 in the median case (each simulation alone, "
         "one process).",
@@ -675,6 +784,25 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
             e = np.abs([r["goodput_error"] for r in rows if r["cc"] == cc and r["loss"] == loss])
             cells.append(f"{100 * np.median(e):.1f} % ({len(e)})" if len(e) else "-")
         lines.append(f"| {cc} | " + " | ".join(cells) + " |")
+    sampled = [r for r in rows if "mean_rtt_error" in r]
+    if sampled:
+        rtt = np.abs([r["mean_rtt_error"] for r in sampled])
+        lines += ["", f"**Smoothed RTT, sampled every {1e3 * SAMPLE_S:g} ms in both (mpsched: its value at its last "
+                  f"decision point at or before each sample time): median |error of the mean| "
+                  f"{100 * np.median(rtt):.1f} %, worst {100 * rtt.max():.1f} %; "
+                  f"{int((rtt <= MEDIAN_RTT_ERROR).sum())} of {len(rtt)} cases within 5 %.** Congestion window, "
+                  f"same samples: the mean |difference| is {100 * np.median([r['cwnd_error'] for r in sampled]):.1f} % "
+                  f"of ns-3's mean window in the median case (sawtooths out of phase count), the mean window "
+                  f"{100 * np.median(np.abs([r['mean_cwnd_error'] for r in sampled])):.1f} % off.", "",
+                  "Median |error of the mean smoothed RTT| by controller and random loss:", "",
+                  "| controller | " + " | ".join(f"loss {100 * v:g} %" for v in sorted({r['loss'] for r in sampled}))
+                  + " |", "|:---|" + "---:|" * len({r["loss"] for r in sampled})]
+        for cc in CONTROLLERS:
+            cells = []
+            for loss in sorted({r["loss"] for r in sampled}):
+                e = np.abs([r["mean_rtt_error"] for r in sampled if r["cc"] == cc and r["loss"] == loss])
+                cells.append(f"{100 * np.median(e):.1f} % ({len(e)})" if len(e) else "-")
+            lines.append(f"| {cc} | " + " | ".join(cells) + " |")
     if result.get("shared"):
         lines += ["", "Two flows from the start on one drop-tail bottleneck (1 BDP), no random loss, 60 s: each "
                   "flow's share of the two flows' goodput (mpsched: the path and a cross flow on one link; ns-3: two "
@@ -695,13 +823,21 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
                          f"{r['ns3_goodput_before_bps'] / 1e6:.3f} | {100 * r['error_before']:+.1f} % | "
                          f"{r['mpsched_goodput_after_bps'] / 1e6:.3f} / {r['ns3_goodput_after_bps'] / 1e6:.3f} | "
                          f"{100 * r['error_after']:+.1f} % |")
-    lines += ["", "Every case, largest |error| first:", "",
+    lines += ["", "Every case, largest |goodput error| first (RTT: the mean smoothed RTT, mpsched / ns-3, and "
+              "the error of mpsched's; 95th percentiles the same way; window: the mean |difference| of the sampled "
+              "congestion windows over ns-3's mean window):", "",
               "| case | queue [packets] | mpsched [Mbit/s] | ns-3 [Mbit/s] | error | random losses (mpsched / ns-3) "
-              "| speed [x] |", "|:---|---:|---:|---:|---:|---:|---:|"]
+              "| speed [x] | mean RTT [ms] | RTT error | p95 RTT [ms] | window |",
+              "|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in sorted(rows, key=lambda r: -abs(r["goodput_error"])):
+        trajectory = (f"{r['mpsched_mean_rtt_ms']:.1f} / {r['ns3_mean_rtt_ms']:.1f} | "
+                      f"{100 * r['mean_rtt_error']:+.1f} % | {r['mpsched_p95_rtt_ms']:.1f} / "
+                      f"{r['ns3_p95_rtt_ms']:.1f} | {100 * r['cwnd_error']:.0f} %"
+                      if "mean_rtt_error" in r else "- | - | - | -")
         lines.append(f"| {r['label']} | {r['queue_packets']} | {r['mpsched_goodput_bps'] / 1e6:.3f} | "
                      f"{r['ns3_goodput_bps'] / 1e6:.3f} | {100 * r['goodput_error']:+.1f} % | "
-                     f"{r['mpsched_random_losses']:.0f} / {r['ns3_random_losses']:.0f} | {r['speed_ratio']:.0f} |")
+                     f"{r['mpsched_random_losses']:.0f} / {r['ns3_random_losses']:.0f} | {r['speed_ratio']:.0f} | "
+                     f"{trajectory} |")
     readme = out / "README.md"
     readme.write_text("\n".join(lines) + "\n")
     return readme

@@ -72,6 +72,31 @@ def test_the_bounds_are_the_projects() -> None:
     assert ns3.within_bounds({"median_abs_goodput_error": 0.03, "worst_abs_goodput_error": 0.10})
     assert not ns3.within_bounds({"median_abs_goodput_error": 0.031, "worst_abs_goodput_error": 0.05})
     assert not ns3.within_bounds({"median_abs_goodput_error": 0.01, "worst_abs_goodput_error": 0.11})
+    goodput = {"median_abs_goodput_error": 0.01, "worst_abs_goodput_error": 0.05}
+    assert ns3.within_bounds({**goodput, "median_abs_mean_rtt_error": 0.05})
+    assert not ns3.within_bounds({**goodput, "median_abs_mean_rtt_error": 0.051})
+
+
+def test_the_trajectories_are_compared_sample_by_sample() -> None:
+    """Means, 95th percentiles and the window's errors, on the samples both sides have."""
+    ours = {"srtt_ns": np.array([40, 60, 80, 999]) * 1_000_000, "cwnd_bytes": np.array([10, 20, 30, 99])}
+    theirs = {"srtt_ns": np.array([40, 40, 40]) * 1_000_000, "cwnd_bytes": np.array([20, 20, 20])}
+    e = ns3.trajectory_errors(ours, theirs)
+    assert e["mpsched_mean_rtt_ms"] == 60.0 and e["ns3_mean_rtt_ms"] == 40.0
+    assert e["mean_rtt_error"] == pytest.approx(0.5)
+    assert e["mpsched_p95_rtt_ms"] == pytest.approx(78.0) and e["ns3_p95_rtt_ms"] == 40.0
+    assert e["cwnd_error"] == pytest.approx(20 / 3 / 20) and e["mean_cwnd_error"] == 0.0
+
+
+def test_mpsched_samples_its_trajectory_at_its_decision_points() -> None:
+    """One sample every 10 ms, the last one period before the end; before the first
+    acknowledgement (one RTT, 40 ms) the handshake's srtt and the initial window."""
+    case = ns3.Ns3Case("newreno", 10.0, 40.0, 0.0, 1.0, seconds=2.0)
+    t = ns3.mpsched_trajectory(case)
+    assert len(t["srtt_ns"]) == len(t["cwnd_bytes"]) == ns3.samples(case) == 199
+    assert t["srtt_ns"][:3].tolist() == [40_000_000] * 3
+    assert t["cwnd_bytes"][:3].tolist() == [10 * ns3.MSS_BYTES] * 3
+    assert t["cwnd_bytes"][-1] > 10 * ns3.MSS_BYTES and t["srtt_ns"][-1] > 40_000_000
 
 
 def test_the_report_states_the_errors_it_was_given(tmp_path) -> None:
