@@ -146,6 +146,16 @@ def test_newreno_agrees_with_ns3_within_3_percent_on_the_quick_grid(quick_grid: 
 
 
 @pytest.mark.slow
+def test_the_mean_smoothed_rtt_agrees_with_ns3_on_the_quick_grid(quick_grid: dict) -> None:
+    """Sampled every 10 ms in both (measured: median |error of the mean| 1.3 %; NewReno
+    within 4.6 %; the worst +10.7 % and +10.6 %, Cubic without loss at 2 Mbit/s, 200 ms
+    and at 10 Mbit/s, 40 ms, whose window keeps the queue fuller here)."""
+    assert quick_grid["median_abs_mean_rtt_error"] <= ns3.MEDIAN_RTT_ERROR, ns3.format_comparison(quick_grid)
+    newreno = [r for r in quick_grid["cases"] if r["cc"] == "newreno"]
+    assert all(abs(r["mean_rtt_error"]) <= ns3.MEDIAN_RTT_ERROR for r in newreno), ns3.format_comparison(quick_grid)
+
+
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="measured on the quick grid: median |goodput error| 1.5 %, worst 20.0 % "
                                        "(Cubic, 2 Mbit/s, 200 ms, 1 % loss; Cubic at 1 % loss -7.3 % on 10 Mbit/s, "
                                        "40 ms): Cubic's window arithmetic and ns-3's growth credit at the end of a "
