@@ -719,6 +719,21 @@ def format_comparison(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _median_table(rows: list[dict[str, Any]], key: str) -> list[str]:
+    """A Markdown table of the median |rows[key]| by controller (rows) and random loss
+    (columns), each cell with its number of cases."""
+    losses = sorted({r["loss"] for r in rows})
+    lines = ["| controller | " + " | ".join(f"loss {100 * v:g} %" for v in losses) + " |",
+             "|:---|" + "---:|" * len(losses)]
+    for cc in CONTROLLERS:
+        cells = []
+        for loss in losses:
+            e = np.abs([r[key] for r in rows if r["cc"] == cc and r["loss"] == loss])
+            cells.append(f"{100 * np.median(e):.1f} % ({len(e)})" if len(e) else "-")
+        lines.append(f"| {cc} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def write_report(result: dict[str, Any], directory: str | Path, command: str) -> Path:
     """The comparison as a report: ``README.md`` (summary, the error by controller and loss,
     every case) and ``figures/errors.png`` (the distribution of the goodput error by loss
@@ -775,15 +790,8 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
         "",
         "Median |goodput error| by controller and random loss (cases):",
         "",
-        "| controller | " + " | ".join(f"loss {100 * v:g} %" for v in sorted({r['loss'] for r in rows})) + " |",
-        "|:---|" + "---:|" * len({r["loss"] for r in rows}),
+        *_median_table(rows, "goodput_error"),
     ]
-    for cc in CONTROLLERS:
-        cells = []
-        for loss in sorted({r["loss"] for r in rows}):
-            e = np.abs([r["goodput_error"] for r in rows if r["cc"] == cc and r["loss"] == loss])
-            cells.append(f"{100 * np.median(e):.1f} % ({len(e)})" if len(e) else "-")
-        lines.append(f"| {cc} | " + " | ".join(cells) + " |")
     sampled = [r for r in rows if "mean_rtt_error" in r]
     if sampled:
         rtt = np.abs([r["mean_rtt_error"] for r in sampled])
@@ -795,14 +803,7 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
                   f"of ns-3's mean window in the median case (sawtooths out of phase count), the mean window "
                   f"{100 * np.median(np.abs([r['mean_cwnd_error'] for r in sampled])):.1f} % off.", "",
                   "Median |error of the mean smoothed RTT| by controller and random loss:", "",
-                  "| controller | " + " | ".join(f"loss {100 * v:g} %" for v in sorted({r['loss'] for r in sampled}))
-                  + " |", "|:---|" + "---:|" * len({r["loss"] for r in sampled})]
-        for cc in CONTROLLERS:
-            cells = []
-            for loss in sorted({r["loss"] for r in sampled}):
-                e = np.abs([r["mean_rtt_error"] for r in sampled if r["cc"] == cc and r["loss"] == loss])
-                cells.append(f"{100 * np.median(e):.1f} % ({len(e)})" if len(e) else "-")
-            lines.append(f"| {cc} | " + " | ".join(cells) + " |")
+                  *_median_table(sampled, "mean_rtt_error")]
     if result.get("shared"):
         lines += ["", "Two flows from the start on one drop-tail bottleneck (1 BDP), no random loss, 60 s: each "
                   "flow's share of the two flows' goodput (mpsched: the path and a cross flow on one link; ns-3: two "
