@@ -847,6 +847,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     s->pending = -1;
     memset(s->waited, 0, sizeof s->waited);
     s->decisions = 0;
+    s->cancels = 0;
     s->events = 0;
     s->policy_work = 0;
     s->reward = 0.0;
@@ -1956,6 +1957,7 @@ int mps_cancel(mps_sim *s, int32_t b) {
     if (!(k->flags & MPS_BLK_ARRIVED)) return -1;
     if (k->flags & (MPS_BLK_CANCELLED | MPS_BLK_ACKED)) return 0;
     k->flags |= MPS_BLK_CANCELLED;
+    s->cancels++;
     s->cancel_ns[b] = s->now;
     const int32_t first_unsent = k->next_new;
     k->next_new = piece_count(s, k);

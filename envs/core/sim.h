@@ -352,6 +352,7 @@ struct mps_sim {
     int64_t published_ns; /* time at which the paths' rates were last written (10) */
     uint8_t waited[MPS_MAX_PATHS];
     int64_t decisions;
+    int64_t cancels; /* blocks cancelled this episode (mps_cancel): per-block policy state checks it */
     int64_t max_events; /* 0: no budget */
     int64_t events; /* events processed this episode (8), against cfg.max_events */
     int64_t policy_work; /* blocks native decisions looked at (mps_charge_work), also against it */

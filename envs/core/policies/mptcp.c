@@ -89,6 +89,7 @@ const mps_policy_def mps_policy_blest = {"blest", MPS_PARAMS(blest_params), NULL
 typedef struct {
     int64_t placed_on[MPS_MAX_PATHS]; /* pieces placed on each path and not sent: its send queue */
     int32_t head[MPS_MAX_PATHS];      /* no block below head[k] has pieces placed on path k */
+    int64_t cancels_seen;             /* s->cancels when placements were last checked against them */
     int32_t low;                      /* no block below has pieces placed on any path */
     int32_t frontier;                 /* every block below has all its never-sent pieces placed */
     int32_t placed[];                 /* n_blocks x n_paths: pieces of a block placed on a path */
@@ -138,17 +139,24 @@ static int32_t otias_row_sum(const otias_state *st, int32_t b, int n_paths) {
     return sum;
 }
 
-/* Forget the placements of blocks with no never-sent piece left (cancelled) and take back
- * those of paths that take no new pieces. */
+/* Forget the placements of blocks with no never-sent piece left and take back those of
+ * paths that take no new pieces. Sending a placed piece unplaces it, so a placed block
+ * loses its never-sent pieces otherwise only when it is cancelled: the blocks are looked
+ * at only after a cancel (the specification looks at every decision, to the same end). */
 static void otias_forget(mps_sim *s, otias_state *st, unsigned takers) {
     const int n = s->n_paths;
     const int32_t end = st->frontier + (st->frontier < s->n_arrived);
-    for (int32_t b = st->low; b < end; b++) {
-        if (s->blk[b].unsent_bytes != 0) continue;
-        for (int k = 0; k < n; k++) {
-            st->placed_on[k] -= st->placed[b * n + k];
-            st->placed[b * n + k] = 0;
+    int64_t looked = 0;
+    if (s->cancels != st->cancels_seen) {
+        st->cancels_seen = s->cancels;
+        for (int32_t b = st->low; b < end; b++) {
+            if (s->blk[b].unsent_bytes != 0) continue;
+            for (int k = 0; k < n; k++) {
+                st->placed_on[k] -= st->placed[b * n + k];
+                st->placed[b * n + k] = 0;
+            }
         }
+        looked += end - st->low;
     }
     for (int k = 0; k < n; k++) {
         if ((takers >> k & 1u) || st->placed_on[k] == 0) continue;
@@ -159,9 +167,11 @@ static void otias_forget(mps_sim *s, otias_state *st, unsigned takers) {
             *cell = 0;
             if (b < st->frontier) st->frontier = b;
         }
+        looked += end - st->low;
     }
+    const int32_t from = st->low;
     while (st->low < st->frontier && otias_row_sum(st, st->low, n) == 0) st->low++;
-    mps_charge_work(s, end - st->low);
+    mps_charge_work(s, looked + st->low - from);
 }
 
 /* Place the never-sent pieces not placed yet, oldest block first. */
