@@ -398,11 +398,16 @@ class OTIAS(Policy):
                       if obs.start_ns[k] <= now < obs.stop_ns[k] and (not backup[k] or others_failed)]
         return [k for k in open_paths if streak[k] == 0] or open_paths
 
+    def _placed_end(self, obs: Observation) -> int:
+        """No block at or past this index has pieces placed: the frontier block (it may be
+        partly placed) is the last that can."""
+        return self.frontier + (self.frontier < obs.n_arrived)
+
     def _forget(self, obs: Observation, takers: list[int]) -> None:
         """Drop the placements of blocks with no never-sent piece left (cancelled), and
         take back those of paths that take no new pieces."""
         unsent = obs.unsent_bytes
-        for b in range(self.low, self.frontier + (self.frontier < obs.n_arrived)):
+        for b in range(self.low, self._placed_end(obs)):
             row = self.placed[b]
             if unsent[b] == 0 and row.any():
                 for k in range(obs.n_paths):
@@ -411,7 +416,7 @@ class OTIAS(Policy):
         for k in range(obs.n_paths):
             if k in takers or self.placed_on[k] == 0:
                 continue
-            for b in range(self.low, self.frontier + (self.frontier < obs.n_arrived)):
+            for b in range(self.low, self._placed_end(obs)):
                 if self.placed[b, k]:
                     self.placed_on[k] -= int(self.placed[b, k])
                     self.placed[b, k] = 0
@@ -444,7 +449,7 @@ class OTIAS(Policy):
 
     def _queue_head(self, obs: Observation, j: int) -> int:
         """The oldest block with pieces placed on path ``j``, or -1."""
-        while self.head[j] < self.frontier + (self.frontier < obs.n_arrived):
+        while self.head[j] < self._placed_end(obs):
             if self.placed[self.head[j], j]:
                 return self.head[j]
             self.head[j] += 1

@@ -50,8 +50,9 @@ import numpy as np
 
 from ..envs.streams import CoreStream
 
-__all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsched_goodput", "ns3_goodput",
-           "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets", "paired_losses",
+__all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsched_episode", "mpsched_goodput",
+           "ns3_goodput", "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets",
+           "paired_losses",
            "write_report", "SharedCase", "SHARED", "compare_shared", "mpsched_shared_goodputs", "ns3_shared_goodputs",
            "StepCase", "STEPS", "compare_steps", "mpsched_step_goodputs", "SAMPLE_S", "samples", "mpsched_trajectory",
            "trajectory_errors"]
@@ -258,13 +259,17 @@ def bulk_bytes(case: Ns3Case) -> int:
     return min(2**31 - 1, int(2 * case.rate_mbps * 1e6 / 8 * case.seconds))
 
 
-def mpsched_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
-    """Goodput [bit/s] and retransmissions of the case in mpsched, and the core's wall time."""
+def mpsched_episode(case: Ns3Case, seed: int = 1) -> Any:
+    """The case's mpsched episode for ``seed`` (:func:`mpsched.envs.episode.build_episode`)."""
     from ..envs import scenarios
     from ..envs.episode import build_episode
 
-    episode = build_episode(scenarios.resolve(mpsched_scenario(case)), seed)
-    sim = episode.make_sim()
+    return build_episode(scenarios.resolve(mpsched_scenario(case)), seed)
+
+
+def mpsched_goodput(case: Ns3Case, seed: int = 1) -> dict[str, float]:
+    """Goodput [bit/s] and retransmissions of the case in mpsched, and the core's wall time."""
+    sim = mpsched_episode(case, seed).make_sim()
     begin = time.perf_counter()
     sim.run("minrtt", ())
     wall = time.perf_counter() - begin
@@ -287,10 +292,7 @@ def mpsched_trajectory(case: Ns3Case, seed: int = 1) -> dict[str, np.ndarray]:
     run as a whole one, docs/model.md section 8), one per acknowledgement that opens the
     window in a bulk transfer; a change between two of them (an acknowledgement that
     leaves the window full) shows at the next."""
-    from ..envs import scenarios
-    from ..envs.episode import build_episode
-
-    sim = build_episode(scenarios.resolve(mpsched_scenario(case)), seed).make_sim()
+    sim = mpsched_episode(case, seed).make_sim()
     srtt_view, cwnd_view = np.asarray(sim.view("srtt_ns")), np.asarray(sim.view("cwnd_bytes"))
     times, srtt, cwnd = [0], [int(srtt_view[0])], [int(cwnd_view[0])]
     while not sim.done:
@@ -326,12 +328,9 @@ def trajectory_errors(ours: dict[str, np.ndarray], theirs: dict[str, np.ndarray]
 def paired_losses(case: Ns3Case, seed: int = 1) -> list[int]:
     """The ordinals of the data packets the case's mpsched episode with ``seed`` loses, as
     many as the link can carry in the run (:func:`lost_data_packets`)."""
-    from ..envs import scenarios
-    from ..envs.episode import build_episode
-
     if case.loss <= 0:
         return []
-    core_seed = build_episode(scenarios.resolve(mpsched_scenario(case)), seed).core_seed
+    core_seed = mpsched_episode(case, seed).core_seed
     capacity = int(case.rate_mbps * 1e6 / 8 * case.seconds / (MSS_BYTES + WIRE_HEADER_BYTES)) + 1
     return lost_data_packets(core_seed, case.loss, capacity)
 

@@ -133,6 +133,12 @@ static unsigned otias_takers(const mps_sim *s) {
     return live ? live : open;
 }
 
+/* No block at or past this index has pieces placed: the frontier block (it may be partly
+ * placed) is the last that can. */
+static int32_t otias_placed_end(const mps_sim *s, const otias_state *st) {
+    return st->frontier + (st->frontier < s->n_arrived);
+}
+
 static int32_t otias_row_sum(const otias_state *st, int32_t b, int n_paths) {
     int32_t sum = 0;
     for (int k = 0; k < n_paths; k++) sum += st->placed[b * n_paths + k];
@@ -145,7 +151,7 @@ static int32_t otias_row_sum(const otias_state *st, int32_t b, int n_paths) {
  * at only after a cancel (the specification looks at every decision, to the same end). */
 static void otias_forget(mps_sim *s, otias_state *st, unsigned takers) {
     const int n = s->n_paths;
-    const int32_t end = st->frontier + (st->frontier < s->n_arrived);
+    const int32_t end = otias_placed_end(s, st);
     int64_t looked = 0;
     if (s->cancels != st->cancels_seen) {
         st->cancels_seen = s->cancels;
@@ -217,7 +223,7 @@ done:
 
 /* The oldest block with pieces placed on path j, or -1. */
 static int32_t otias_queue_head(mps_sim *s, otias_state *st, int j) {
-    const int32_t end = st->frontier + (st->frontier < s->n_arrived), from = st->head[j];
+    const int32_t end = otias_placed_end(s, st), from = st->head[j];
     int32_t found = -1;
     for (; st->head[j] < end; st->head[j]++) {
         if (st->placed[st->head[j] * s->n_paths + j]) {
