@@ -24,6 +24,30 @@ underflow, recovery time from underflow), on this model:
   time) are not underflows.
 
 Times are exact integer nanoseconds; each play time is rounded to the nearest ns once.
+
+The catch-up client
+-------------------
+Seed 002 counts an underflow as a "catch up" event, "where the video freezes and then
+resumes at a faster rate until all late frames have been played out" (VLC in its
+testbed). :func:`catchup_playout_stats` models that client with two named parameters,
+``speed`` (how much faster it plays while late) and ``max_late_s`` (how long it waits for
+a missing picture before the decoder skips it). Frames are taken in order, frame ``k`` at
+its *slot* ``slot_k = max(play_k, shown_{k-1} + step)`` with ``step = 1 / (speed *
+frame_rate)`` rounded down to whole ns: on schedule the slot is the play time; after a
+freeze the frames follow each other ``speed`` times faster until the schedule is reached
+again. Then:
+
+- ``ready_k <= slot_k``: frame ``k`` is shown at ``slot_k``;
+- otherwise the picture freezes at ``slot_k`` (a buffer underflow begins, unless one is
+  already under way) and the client waits for frame ``k`` until ``play_k + max_late_s``:
+  shown at ``ready_k`` if it is ready by then, else discarded at ``play_k + max_late_s``
+  and the wait goes on with frame ``k + 1`` from that time.
+
+Every frame shown is shown between its play time and ``max_late_s`` after it (the slot
+never passes that bound, since ``step`` is at most one frame interval).
+An underflow ends when a frame is shown again (or with the last frame); its length is
+the recovery time. A *picture discard* is a frame never shown. With ``speed = 1`` the
+client never catches up: after a freeze it plays the rest of the video that much later.
 """
 
 from __future__ import annotations
@@ -33,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PlayoutStats", "play_times_ns", "playout_stats"]
+__all__ = ["PlayoutStats", "catchup_playout_stats", "play_times_ns", "playout_stats"]
 
 _NS = 1e9
 
@@ -129,6 +153,114 @@ def playout_stats(
         the frame indices leave a gap, a completion time is below -1, or a scalar is out of
         range.
     """
+    frames = _frames(frame, priority, completion_ns, first_arrival_ns, frame_rate, startup_s)
+    if frames.count == 0:
+        return PlayoutStats(0, 0, 0.0, 0.0, frames.startup_s, 0)
+    ready, never, play = frames.ready, frames.never, frames.play
+    on_time = ~never & (ready <= play)
+    starts, ends = _empty_periods(ready[on_time], play[on_time], int(play[0]), int(play[-1]))
+    due = np.sort(play[~on_time])
+    # an empty period [a, b) is an underflow when a discarded frame is due in (a, b]
+    freezes = np.searchsorted(due, ends, side="right") > np.searchsorted(due, starts, side="right")
+    gaps = (ends - starts)[freezes]
+    return _stats(frames, int(frames.count - on_time.sum()), gaps.tolist())
+
+
+def catchup_playout_stats(
+    frame: np.ndarray,
+    priority: np.ndarray,
+    completion_ns: np.ndarray,
+    first_arrival_ns: int,
+    frame_rate: float,
+    startup_s: float,
+    speed: float,
+    max_late_s: float,
+) -> PlayoutStats:
+    """Picture discards and buffer underflows of the catch-up client (module docstring).
+
+    Parameters
+    ----------
+    frame, priority, completion_ns, first_arrival_ns, frame_rate, startup_s
+        As in :func:`playout_stats`.
+    speed : float
+        How many times faster than ``frame_rate`` the client plays while behind its
+        schedule; finite and >= 1.
+    max_late_s : float
+        How long after its play time the client waits for a missing picture before it
+        skips it, in seconds; finite and > 0.
+
+    Returns
+    -------
+    PlayoutStats
+        ``picture_discards``: frames never shown; ``buffer_underflows``: freezes;
+        ``underflow_recovery_s``: their mean length.
+
+    Raises
+    ------
+    ValueError
+        As :func:`playout_stats`, and for ``speed`` or ``max_late_s`` out of range.
+    """
+    frames = _frames(frame, priority, completion_ns, first_arrival_ns, frame_rate, startup_s)
+    faster = _finite(speed, "speed")
+    if faster < 1:
+        raise ValueError(f"speed must be >= 1; got {speed!r}")
+    late = _finite(max_late_s, "max_late_s")
+    if not late > 0:
+        raise ValueError(f"max_late_s must be > 0; got {max_late_s!r}")
+    if frames.count == 0:
+        return PlayoutStats(0, 0, 0.0, 0.0, frames.startup_s, 0)
+    step_ns = math.floor(_NS / (frames.frame_rate * faster))
+    late_ns = round(late * _NS)
+    never = frames.never.tolist()
+    ready = frames.ready.tolist()
+    play = frames.play.tolist()
+    discards = 0
+    freezes: list[int] = []
+    frozen_at: int | None = None
+    earliest = play[0]  # the earliest slot of the next frame
+    for k in range(frames.count):
+        slot = max(play[k], earliest)
+        last_chance = play[k] + late_ns
+        if not never[k] and ready[k] <= slot:
+            shown = slot
+        else:
+            if frozen_at is None:
+                frozen_at = slot
+            if never[k] or ready[k] > last_chance:
+                discards += 1
+                earliest = last_chance
+                continue
+            shown = ready[k]
+        if frozen_at is not None:
+            freezes.append(shown - frozen_at)
+            frozen_at = None
+        earliest = shown + step_ns
+    if frozen_at is not None:
+        freezes.append(earliest - frozen_at)  # the last frame was skipped when its wait ended
+    return _stats(frames, discards, freezes)
+
+
+@dataclass(frozen=True)
+class _Frames:
+    """Validated inputs of a playout client: per frame, ready time and play time."""
+
+    count: int
+    ready: np.ndarray
+    never: np.ndarray
+    play: np.ndarray
+    frame_rate: float
+    startup_s: float
+
+
+def _frames(
+    frame: np.ndarray,
+    priority: np.ndarray,
+    completion_ns: np.ndarray,
+    first_arrival_ns: int,
+    frame_rate: float,
+    startup_s: float,
+) -> _Frames:
+    """Check a client's inputs and compute each frame's ready and play times."""
     frames_of = _integers(frame, "frame")
     priorities = _integers(priority, "priority")
     completion = _integers(completion_ns, "completion_ns")
@@ -154,8 +286,9 @@ def playout_stats(
 
     video = frames_of >= 0
     k = frames_of[video]
+    empty = np.empty(0, dtype=np.int64)
     if k.size == 0:
-        return PlayoutStats(0, 0, 0.0, 0.0, startup, 0)
+        return _Frames(0, empty, empty.astype(bool), empty, rate, startup)
     n = int(k.max()) + 1
     present = np.bincount(k, minlength=n) > 0
     if not present.all():
@@ -173,22 +306,20 @@ def playout_stats(
     never[k[essential & (done < 0)]] = True
     ready = np.full(n, -1, dtype=np.int64)
     np.maximum.at(ready, k[essential], done[essential])
-
     play = play_times_ns(int(first_arrival_ns), startup, rate, np.arange(n))
-    on_time = ~never & (ready <= play)
-    starts, ends = _empty_periods(ready[on_time], play[on_time], int(play[0]), int(play[-1]))
-    due = np.sort(play[~on_time])
-    # an empty period [a, b) is an underflow when a discarded frame is due in (a, b]
-    freezes = np.searchsorted(due, ends, side="right") > np.searchsorted(due, starts, side="right")
-    gaps = (ends - starts)[freezes]
-    total = int(gaps.sum())
+    return _Frames(n, ready, never, play, rate, startup)
+
+
+def _stats(frames: _Frames, discards: int, freezes: list[int]) -> PlayoutStats:
+    """The measures from the discards and the freezes' lengths in ns."""
+    total = int(sum(freezes))
     return PlayoutStats(
-        picture_discards=int(n - on_time.sum()),
-        buffer_underflows=int(gaps.size),
-        underflow_recovery_s=total / gaps.size / _NS if gaps.size else 0.0,
+        picture_discards=discards,
+        buffer_underflows=len(freezes),
+        underflow_recovery_s=total / len(freezes) / _NS if freezes else 0.0,
         total_underflow_s=total / _NS,
-        startup_s=startup,
-        frames=n,
+        startup_s=frames.startup_s,
+        frames=frames.count,
     )
 
 

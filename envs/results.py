@@ -24,7 +24,8 @@ they compare row by row. Scores follow the seed papers:
 - ``picture_discards``, ``buffer_underflows``, ``underflow_recovery_s``: the video
   playout client of [matsufuji18] (:mod:`mpsched.envs.playout`), frames playing from the first
   frame's arrival plus the start-up delay (the workload's ``playout_startup_ms``, else its
-  relative deadline); NaN for workloads that are not video.
+  relative deadline), on a fixed schedule or, with the workload's ``player: {type:
+  catchup}``, freezing and catching up; NaN for workloads that are not video.
 
 With the in-order receiver [daps], per piece: the blocking time (delivery in sequence
 minus arrival, Fig. 3), the application delay (delivery minus first transmission,
@@ -45,7 +46,7 @@ import numpy as np
 
 from . import _core
 from .episode import Episode
-from .playout import playout_stats
+from .playout import catchup_playout_stats, playout_stats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -374,7 +375,12 @@ def _playout_summary(blocks: Columns, frame_rate: float | None, workload: dict[s
                 "underflow_recovery_s": float("nan")}
     startup_ms = workload.get("playout_startup_ms") or workload["deadline_ms"]
     first = int(blocks["arrival_ns"][frame == 0].min())
-    stats = playout_stats(frame, blocks["priority"], blocks["completion_ns"], first, frame_rate, startup_ms / 1e3)
+    client = (frame, blocks["priority"], blocks["completion_ns"], first, frame_rate, startup_ms / 1e3)
+    player = workload.get("player", {"type": "fixed"})
+    if player["type"] == "catchup":
+        stats = catchup_playout_stats(*client, player["speed"], player["max_late_ms"] / 1e3)
+    else:
+        stats = playout_stats(*client)
     return {
         "picture_discards": stats.picture_discards,
         "buffer_underflows": stats.buffer_underflows,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mpsched.envs.playout import PlayoutStats, play_times_ns, playout_stats
+from mpsched.envs.playout import PlayoutStats, catchup_playout_stats, play_times_ns, playout_stats
 from mpsched.envs.workloads import generate_workload, normalize_workload
 
 MS = 1_000_000
@@ -259,6 +259,99 @@ def test_workload_deadlines_are_play_times(config: dict[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------
+# The catch-up client (seed 002: the video freezes, then resumes faster)
+# ---------------------------------------------------------------------------------------
+
+
+def catchup(completion_ms: list[float], *, speed: float = 2.0, max_late_s: float = 1.0,
+            fps: float = 10.0, startup_s: float = 0.1) -> PlayoutStats:
+    """The catch-up client on one block per frame, completions in ms (-1: never)."""
+    n = len(completion_ms)
+    return catchup_playout_stats(
+        np.arange(n), np.zeros(n, dtype=np.int64),
+        np.array([-1 if c == -1 else round(c * MS) for c in completion_ms], dtype=np.int64),
+        0, fps, startup_s, speed, max_late_s,
+    )
+
+
+def test_catchup_freezes_then_plays_faster_until_back_on_schedule() -> None:
+    # 6 frames at 10 fps, startup 100 ms: play at 100, 200, ..., 600; speed 2: 50 ms a
+    # frame while late. Ready: f0 0, f1 100, f2 450 (150 ms late), f3 300, f4 400, f5 500.
+    # f0 at 100, f1 at 200; f2's slot is 300 and it is not ready: the picture freezes
+    # until 450, where f2 is shown; then f3 at 500 (100 ms late), f4 at 550 (50 ms late),
+    # f5 at max(600, 600) = 600, on schedule again. No discard, one underflow of 150 ms.
+    # The fixed client discards f2 and counts the empty buffer [200, 300) + ... as above.
+    s = catchup([0, 100, 450, 300, 400, 500])
+    assert s == PlayoutStats(picture_discards=0, buffer_underflows=1, underflow_recovery_s=0.15,
+                             total_underflow_s=0.15, startup_s=0.1, frames=6)
+    assert stats([0, 100, 450, 300, 400, 500]).picture_discards == 1
+
+
+def test_catchup_lag_carries_over_to_the_next_late_frame() -> None:
+    # Speed 1.25 (80 ms a frame while late). f2 ready at 450 (play 300) -> shown at 450;
+    # f3 slot max(400, 530) = 530; f4 max(500, 610) = 610 but ready only at 640: a second
+    # freeze [610, 640); f5 max(600, 720) = 720; f6 max(700, 800) = 800; f7 max(800, 880)
+    # = 880; f8 max(900, 960) = 960; f9 max(1000, 1040) = 1040.
+    s = catchup([0, 100, 450, 300, 640, 500, 600, 700, 800, 900], speed=1.25)
+    assert (s.picture_discards, s.buffer_underflows) == (0, 2)
+    assert s.total_underflow_s == pytest.approx(0.150 + 0.030, abs=1e-12)
+    # At speed 1 the client never catches up: f3 at 550, f4 at 650, f5 750 ... all later
+    # frames ready in time, one freeze.
+    s1 = catchup([0, 100, 450, 300, 640, 500, 600, 700, 800, 900], speed=1.0)
+    assert (s1.picture_discards, s1.buffer_underflows, s1.total_underflow_s) == (0, 1, pytest.approx(0.15))
+
+
+def test_catchup_skips_a_frame_it_waited_for_too_long() -> None:
+    # max_late 120 ms. f2 (play 300) is ready only at 450 > 420: the client waits until
+    # 420, discards f2 and shows f3 (ready at 300) at once: one freeze [300, 420).
+    # f4 at max(500, 470) = 500: on schedule. A frame that never completes is skipped the
+    # same way: f2 never -> the same figures.
+    s = catchup([0, 100, 450, 300, 400, 500], max_late_s=0.12)
+    assert (s.picture_discards, s.buffer_underflows) == (1, 1)
+    assert s.total_underflow_s == pytest.approx(0.12, abs=1e-12)
+    assert catchup([0, 100, -1, 300, 400, 500], max_late_s=0.12) == s
+
+
+def test_catchup_freeze_at_the_end_lasts_until_the_last_frame_is_skipped() -> None:
+    # f2 never, f3 never (the last frame): freeze from f2's slot 300; f2 skipped at
+    # 300 + 100 = 400, f3's slot is 400, skipped at 400 + 100 = 500: one freeze of 200 ms.
+    s = catchup([0, 100, -1, -1], max_late_s=0.1)
+    assert (s.picture_discards, s.buffer_underflows) == (2, 1)
+    assert s.total_underflow_s == pytest.approx(0.2, abs=1e-12)
+
+
+@pytest.mark.parametrize(("field", "value"), [("speed", 0.99), ("speed", float("nan")), ("max_late_s", 0.0),
+                                              ("max_late_s", float("inf")), ("speed", True)])
+def test_catchup_parameters_out_of_range(field: str, value: float) -> None:
+    args = {"speed": 1.5, "max_late_s": 1.0, field: value}
+    with pytest.raises(ValueError, match=field):
+        catchup_playout_stats(np.arange(2), np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
+                              0, 10.0, 0.1, **args)
+
+
+def test_an_episode_is_scored_by_the_player_its_workload_names() -> None:
+    # A 5.24 Mbit/s video over 4.5 Mbit/s: frames fall behind. The player changes the
+    # playout scores and nothing else (same blocks); its discards are those of the
+    # catch-up client on the episode's blocks.
+    from mpsched.envs import simulate
+
+    video = {"type": "avc", "fps": 30, "bitrate_mbps": 5.24, "playout_startup_ms": 1000}
+    base = {"duration_s": 20, "paths": [{"bandwidth": 3, "rtt_ms": 100}, {"bandwidth": 1.5, "rtt_ms": 50}]}
+    fixed = simulate({**base, "workload": video}, "minrtt", seed=3)
+    player = {"type": "catchup", "speed": 1.5, "max_late_ms": 500}
+    caught = simulate({**base, "workload": {**video, "player": player}}, "minrtt", seed=3)
+    assert caught.blocks.equals(fixed.blocks)
+    b = caught.blocks
+    first = int(b.loc[b["frame"] == 0, "arrival_ns"].min())
+    completion = b["completion_ns"].fillna(-1).to_numpy(dtype=np.int64)
+    expected = catchup_playout_stats(b["frame"].to_numpy(np.int64), b["priority"].to_numpy(np.int64), completion,
+                                     first, 30.0, 1.0, 1.5, 0.5)
+    assert caught.summary["picture_discards"] == expected.picture_discards
+    assert caught.summary["buffer_underflows"] == expected.buffer_underflows
+    assert 0 < caught.summary["picture_discards"] < fixed.summary["picture_discards"]
+
+
+# ---------------------------------------------------------------------------------------
 # Properties
 # ---------------------------------------------------------------------------------------
 
@@ -374,3 +467,30 @@ def test_matches_direct_evaluation(episode: dict[str, Any]) -> None:
     assert s.picture_discards == discards
     assert s.buffer_underflows == len(gaps)
     assert s.total_underflow_s == sum(gaps) / 1e9
+
+
+@settings(max_examples=300, deadline=None)
+@given(episodes(), st.floats(1.0, 4.0), st.floats(0.001, 3.0))
+def test_catchup_discards_exactly_the_frames_later_than_its_patience(
+    episode: dict[str, Any], speed: float, max_late_s: float
+) -> None:
+    # The slot of a frame is never past play + max_late (module docstring), so a frame is
+    # skipped exactly when it is ready later than that, or never: a subset of the fixed
+    # client's discards.
+    s = catchup_playout_stats(**episode, speed=speed, max_late_s=max_late_s)
+    fixed = playout_stats(**episode)
+    play = episode_play_times(episode, s.frames)
+    late_ns = round(max_late_s * 1e9)
+    skipped = 0
+    for k in range(s.frames):
+        mine = episode["frame"] == k
+        top = episode["priority"][mine].max()
+        done = episode["completion_ns"][mine & (episode["priority"] == top)]
+        skipped += bool((done < 0).any() or done.max() > play[k] + late_ns)
+    assert s.picture_discards == skipped <= fixed.picture_discards
+    assert s.frames == fixed.frames
+    assert s.buffer_underflows <= s.frames
+    if s.buffer_underflows:
+        assert s.underflow_recovery_s == pytest.approx(s.total_underflow_s / s.buffer_underflows)
+    else:
+        assert s.total_underflow_s == 0.0

@@ -274,6 +274,37 @@ def test_bad_playout_startup(kind: str, value: Any) -> None:
     assert "expected a start-up delay in ms in (0, " in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("player", "field"),
+    [
+        ("catchup", "w.player"),
+        ({"type": "vlc"}, "w.player.type"),
+        ({"type": "catchup", "speed": 0.5}, "w.player.speed"),
+        ({"type": "catchup", "speed": float("nan")}, "w.player.speed"),
+        ({"type": "catchup", "max_late_ms": 0}, "w.player.max_late_ms"),
+        ({"type": "catchup", "max_late_ms": True}, "w.player.max_late_ms"),
+        ({"type": "catchup", "sped": 2}, "w.player.sped"),
+        ({"type": "fixed", "speed": 2}, "w.player.speed"),
+    ],
+)
+def test_bad_player(player: Any, field: str) -> None:
+    with pytest.raises(ScenarioError) as info:
+        normalize_workload({"type": "avc", "player": player}, "w")
+    assert info.value.field == field
+
+
+def test_player_is_absent_by_default_and_completed_with_its_defaults() -> None:
+    assert "player" not in normalize_workload({"type": "avc"}, "w")
+    assert normalize_workload({"type": "svc", "player": {"type": "catchup"}}, "w")["player"] == {
+        "type": "catchup", "speed": 1.25, "max_late_ms": 1000.0}
+    once = normalize_workload({"type": "avc", "player": {"type": "catchup", "speed": 2}}, "w")
+    assert normalize_workload(once, "w") == once
+    assert normalize_workload({"type": "avc", "player": {"type": "fixed"}}, "w")["player"] == {"type": "fixed"}
+    with pytest.raises(ScenarioError) as info:
+        normalize_workload({"type": "web", "player": {"type": "catchup"}}, "w")
+    assert info.value.field == "w.player"
+
+
 @pytest.mark.parametrize("kind", ["web", "bulk", "explicit"])
 def test_playout_startup_is_for_video_only(kind: str) -> None:
     with pytest.raises(ScenarioError) as info:

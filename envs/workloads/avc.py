@@ -28,6 +28,7 @@ from .common import (
     check_bitrate,
     check_fps,
     check_keyed,
+    check_player,
     check_playout,
     check_priority,
     check_size_cv,
@@ -58,6 +59,7 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "deadline_ms",
             "start_s",
             "playout_startup_ms",
+            "player",
         ),
     )
     gop_field = field_path(field, "gop")
@@ -81,6 +83,7 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
         "size_cv": check_size_cv(cfg.get("size_cv", 0.1), field_path(field, "size_cv")),
         **check_timing(cfg, field, 200.0),
         **check_playout(cfg, field),
+        **check_player(cfg, field),
     }
 
 

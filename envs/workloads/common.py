@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import ScenarioError
 from ..playout import play_times_ns
 from ..validate import (
+    check_choice,
     check_integer,
     check_keys,
     check_mapping,
@@ -157,6 +158,36 @@ def check_playout(cfg: Mapping[str, Any], field: str) -> dict[str, float]:
             value, where, lo=0.0, lo_open=True, hi=MAX_MS, what="a start-up delay in ms"
         )
     }
+
+
+PLAYER_DEFAULTS: dict[str, dict[str, Any]] = {
+    "fixed": {},
+    "catchup": {"speed": 1.25, "max_late_ms": 1000.0},
+}
+"""The playout clients of :mod:`mpsched.envs.playout` and their parameters' defaults."""
+
+
+def check_player(cfg: Mapping[str, Any], field: str) -> dict[str, Any]:
+    """``player`` of a video workload: ``{}`` when absent or None, else the client's
+    mapping completed with its defaults (``type`` ``fixed`` or ``catchup``; ``catchup``
+    takes ``speed`` >= 1 and ``max_late_ms`` > 0)."""
+    value = cfg.get("player")
+    if value is None:
+        return {}
+    where = field_path(field, "player")
+    player = check_mapping(value, where, "a mapping with a type: fixed or catchup")
+    kind = check_choice(player.get("type", "fixed"), field_path(where, "type"), PLAYER_DEFAULTS)
+    defaults = PLAYER_DEFAULTS[kind]
+    check_keys(player, where, ("type", *defaults))
+    merged = {**defaults, **{k: v for k, v in player.items() if k != "type"}}
+    checked: dict[str, Any] = {"type": kind}
+    if "speed" in defaults:
+        checked["speed"] = check_number(merged["speed"], field_path(where, "speed"), lo=1.0, hi=100.0,
+                                        what="a playback speed while late (>= 1)")
+    if "max_late_ms" in defaults:
+        checked["max_late_ms"] = check_number(merged["max_late_ms"], field_path(where, "max_late_ms"), lo=0.0,
+                                              lo_open=True, hi=MAX_MS, what="a wait in ms")
+    return {"player": checked}
 
 
 # ---------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ from .common import (
     check_budget,
     check_fps,
     check_keyed,
+    check_player,
     check_playout,
     check_priority,
     check_timing,
@@ -106,6 +107,7 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
             "deadline_ms",
             "start_s",
             "playout_startup_ms",
+            "player",
         ),
     )
     raw_fps = cfg.get("fps")
@@ -143,6 +145,7 @@ def normalize(cfg: dict[Any, Any], field: str) -> dict[str, Any]:
         ),
         **check_timing(cfg, field, 200.0),
         **check_playout(cfg, field),
+        **check_player(cfg, field),
     }
 
 

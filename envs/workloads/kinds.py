@@ -106,6 +106,14 @@ def generate_workload(
         follow ``frame_rate``, not its time stamps: a frame arriving after its play time
         (when the file's intervals drift from the median) cannot be played and gets its
         arrival as the deadline.
+
+    ``player`` (``avc``, ``svc`` and ``frames``; unset by default, which is ``{type: fixed}``)
+        The playout client that scores the episode's picture discards and buffer
+        underflows (:mod:`mpsched.envs.playout`): ``{type: fixed}`` plays on a fixed
+        schedule; ``{type: catchup, speed: 1.25, max_late_ms: 1000}`` freezes on a missing
+        frame, waits for it at most ``max_late_ms`` after its play time, and plays
+        ``speed`` times faster until it is back on schedule. It changes no block's deadline
+        and nothing the scheduler sees.
     """
     cfg = normalize_workload(config, "workload")
     duration = check_seconds(duration_s, "duration_s", positive=True)
