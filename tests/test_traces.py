@@ -645,3 +645,33 @@ def test_service_end_matches_the_reference_simulator(data: st.DataObject) -> Non
     assert schedule.service_end_ns(t0, wire) == (None if expected == NEVER else expected)
     by = data.draw(st.integers(t0, t0 + 100 * 10**6))
     assert schedule.service_end_ns(t0, wire, by) == (expected if expected <= by else None)
+
+
+def time_mean_mbps(schedule: Any) -> float:
+    """Time-weighted mean rate of a cyclic schedule over its cycle."""
+    lengths = np.diff(np.append(schedule.start_ns, schedule.cycle_ns))
+    return float((schedule.rate_bps * lengths).sum() / schedule.cycle_ns / 1e6)
+
+
+def test_shipped_hsdpa_logs_are_what_their_readme_says() -> None:
+    """The real HSDPA logs shipped with the suites: each file's mean, as the cooked loader
+    reads it, is the one the folder's README states (so that a changed file or loader
+    shows), and the dams-paper's scaled paths average the paper's 1.50 and 2.36 Mbit/s."""
+    from mpsched.experiments.suite import SUITES_DIR, load_suite
+
+    folder = SUITES_DIR / "traces" / "hsdpa"
+    table = {}
+    for line in (folder / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[0].endswith(".txt"):
+            table[cells[0]] = float(cells[2])
+    assert sorted(table) == sorted(p.name for p in folder.glob("*.txt")) and len(table) == 4
+    for name, mean in table.items():
+        schedule = build_bandwidth({"type": "trace", "format": "cooked", "file": str(folder / name)}, None, None)
+        assert time_mean_mbps(schedule) == pytest.approx(mean, abs=5e-5), name
+    assert "MIT License" in (folder / "LICENSE").read_text()
+    group = load_suite("dams-paper").group("trace-hsdpa")
+    for case in group.cases:
+        rates = [time_mean_mbps(build_bandwidth({**p.bandwidth, "random_offset": False}, case.scenario.base_dir, None))
+                 for p in case.scenario.paths]
+        assert rates == [pytest.approx(1.50, rel=1e-3), pytest.approx(2.36, rel=1e-3)]
