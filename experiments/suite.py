@@ -72,6 +72,26 @@ A suite plans at most 1,000,000 episodes (:data:`MAX_EPISODES`); ``seeds`` lists
 entry's grid expands to at most 10,000 scenarios
 (:data:`mpsched.experiments.grid.MAX_GRID_POINTS`). Larger studies are several suites.
 
+Sensitivity
+-----------
+``sensitivity`` lists variants of the suite's groups, each the same claim re-evaluated
+with one model choice changed (a report shows them beside the paper's claims):
+
+.. code-block:: yaml
+
+    sensitivity:
+      - name: ideal-cc                 # letters, digits, '-', '_', '.'
+        title: ideal congestion control
+        groups: [trace]                # default: every group
+        set: {"paths[*].cc": ideal}    # applied to every scenario entry, after its own set
+        seeds: 3                       # default: the group's seeds
+        policies: [dams, srpt-ecf]     # labels; default: the group's policies
+
+A variant of group ``G`` is the group ``G@NAME`` whose scenarios are ``G``'s with the
+variant's ``set`` applied, named ``SCENARIO@NAME``, with the same policies (or those
+listed). Reports keep
+variants out of the suite's tables and evaluate each claim on them as on ``G``.
+
 Train/test split
 ----------------
 ``split`` names the groups whose scenarios and seeds a learned scheduler trains on
@@ -125,11 +145,14 @@ the in-order receive buffer, :meth:`EpisodeResult.receive_buffer`) and ``deliver
 (bytes handed to the application, :meth:`EpisodeResult.cumulative_delivery`)."""
 
 _SUITE_KEYS = ("name", "title", "paper", "description", "seeds", "metrics", "rank_by", "derived", "drop_expired",
-               "groups", "figures", "claims", "quick", "split")
+               "groups", "sensitivity", "figures", "claims", "quick", "split")
 _GROUP_KEYS = ("name", "title", "description", "scenarios", "policies", "seeds", "series")
 _POLICY_KEYS = ("name", "params", "label", "drop_expired", "resources")
 _RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory_gb")
 _QUICK_KEYS = ("seeds", "duration_s", "groups", "policies")
+_SENSITIVITY_KEYS = ("name", "title", "description", "groups", "set", "seeds", "policies")
+VARIANT_MARK = "@"
+"""Joins a group's or scenario's name and a sensitivity variant's: ``trace@ideal-cc``."""
 _SERIES_KEYS = ("kinds", "seeds", "policies")
 SPLIT_PARTS: tuple[str, ...] = ("train", "test")
 DEFAULT_METRICS = ("on_time_rate", "weighted_on_time_rate", "high_priority_on_time_rate", "goodput_bps",
@@ -336,6 +359,10 @@ class Group:
     policies: tuple[PolicySpec, ...]
     seeds: tuple[int, ...]
     series: SeriesSpec | None = None
+    variant_of: str = ""
+    """For a sensitivity variant: the group it varies (empty for the suite's own groups)."""
+    variant: str = ""
+    """For a sensitivity variant: the variant's name."""
 
 
 @dataclass(frozen=True)
@@ -486,6 +513,7 @@ class Suite:
         if len(set(names)) != len(names):
             raise SuiteError(name, "groups", names, "distinct group names")
         split = _split(raw.get("split"), groups, name)
+        groups += _sensitivity(raw.get("sensitivity"), groups, groups_raw, name, folder, seeds, drop_default)
         # The quick variant is checked whether or not it is asked for.
         quick_seeds = _seeds(quick_spec["seeds"], "quick.seeds", name) if "seeds" in quick_spec else None
         keep_groups = _strings(quick_spec["groups"], "quick.groups", name) if "groups" in quick_spec else None
@@ -499,7 +527,7 @@ class Suite:
             raise SuiteError(name, "quick.duration_s", quick_duration, "a duration in seconds > 0")
         if quick:
             if keep_groups is not None:
-                groups = [g for g in groups if g.name in keep_groups]
+                groups = [g for g in groups if (g.variant_of or g.name) in keep_groups]
             if keep_policies is not None:
                 groups = [replace(g, policies=tuple(p for p in g.policies if p.label in keep_policies))
                           for g in groups]
@@ -688,6 +716,65 @@ def _group(g: Any, where: str, suite: str, folder: Path, seeds: tuple[int, ...],
     group_seeds = _seeds(g["seeds"], f"{where}.seeds", suite) if "seeds" in g else seeds
     return Group(name, str(g.get("title", name)), str(g.get("description", "")).strip(), tuple(cases),
                  tuple(policies), group_seeds, _series(g.get("series"), f"{where}.series", suite))
+
+
+def _sensitivity(value: Any, groups: list[Group], groups_raw: list[Any], suite: str, folder: Path,
+                 seeds: tuple[int, ...], drop: bool) -> list[Group]:
+    """The variant groups of a suite's ``sensitivity`` list (module docstring)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise SuiteError(suite, "sensitivity", value, "a list of variants (name, set, groups)")
+    by_name = {g.name: (g, raw) for g, raw in zip(groups, groups_raw)}
+    variants: list[Group] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(value):
+        where = f"sensitivity[{i}]"
+        if not isinstance(entry, Mapping):
+            raise SuiteError(suite, where, entry, "a mapping with name and set")
+        reject_unknown_keys(entry, _SENSITIVITY_KEYS, suite, where)
+        name = entry.get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name) or name in seen:
+            raise SuiteError(suite, f"{where}.name", name, "a new name of letters, digits, '-', '_' and '.'")
+        seen.add(name)
+        sets = entry.get("set")
+        if not isinstance(sets, Mapping) or not sets:
+            raise SuiteError(suite, f"{where}.set", sets, "a non-empty mapping of dotted paths to values")
+        varied = _strings(entry.get("groups", list(by_name)), f"{where}.groups", suite)
+        unknown = [g for g in varied if g not in by_name]
+        if unknown:
+            raise SuiteError(suite, f"{where}.groups", unknown, "names of groups (" + ", ".join(by_name) + ")")
+        title = str(entry.get("title", name))
+        for group_name in varied:
+            base, raw = by_name[group_name]
+            scenarios: list[dict[str, Any]] = []
+            for e in raw["scenarios"]:
+                entry_spec: dict[str, Any] = {"base": e} if isinstance(e, str) else dict(e)
+                entry_spec["set"] = {**(entry_spec.get("set") or {}), **sets}
+                scenarios.append(entry_spec)
+            spec = {**raw, "name": f"{group_name}{VARIANT_MARK}{name}", "scenarios": scenarios,
+                    "title": f"{base.title} [{title}]", "description": str(entry.get("description", title))}
+            spec.pop("series", None)
+            if "seeds" in entry:
+                spec["seeds"] = entry["seeds"]
+            group = _group(spec, f"{where} ({group_name})", suite, folder, seeds, drop)
+            cases = tuple(_renamed(c, f"{c.name}{VARIANT_MARK}{name}") for c in group.cases)
+            policies = group.policies
+            if "policies" in entry:
+                wanted = _strings(entry["policies"], f"{where}.policies", suite)
+                labels = [p.label for p in policies]
+                missing = [p for p in wanted if p not in labels]
+                if missing:
+                    raise SuiteError(suite, f"{where}.policies", missing,
+                                     f"labels of group {group_name}'s policies (" + ", ".join(labels) + ")")
+                policies = tuple(p for p in policies if p.label in wanted)
+            variants.append(replace(group, cases=cases, policies=policies, variant_of=group_name, variant=name))
+    return variants
+
+
+def _renamed(case: ScenarioCase, name: str) -> ScenarioCase:
+    scenario = case.scenario.replace(name=name)
+    return ScenarioCase(name, scenario, case.params, scenario_hash(scenario))
 
 
 # ---------------------------------------------------------------------------------------

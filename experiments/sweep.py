@@ -368,11 +368,13 @@ def _column_order(columns: Iterable[str]) -> list[str]:
 
 
 def suite_layout(suite: Suite) -> list[dict[str, Any]]:
-    """Per group, in the suite's order: name, title, description, scenarios, policies and
-    each scenario's grid values (what a report needs besides the rows)."""
+    """Per group, in the suite's order: name, title, description, scenarios, policies,
+    each scenario's grid values and, for a sensitivity variant, the group it varies and the
+    variant's name (what a report needs besides the rows)."""
     return [{"name": g.name, "title": g.title, "description": g.description,
              "scenarios": [c.name for c in g.cases], "policies": [p.label for p in g.policies],
-             "params": {c.name: c.params for c in g.cases}} for g in suite.groups]
+             "params": {c.name: c.params for c in g.cases},
+             **({"variant_of": g.variant_of, "variant": g.variant} if g.variant_of else {})} for g in suite.groups]
 
 
 class ResultStore:

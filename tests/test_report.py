@@ -248,6 +248,13 @@ def test_a_range_claim_checks_both_ends_of_our_gains() -> None:
     by_test = {"kind": "test", "test": "tests/test_x.py::test_y"}
     out = evaluate_claim(ctx, by_test)
     assert "`tests/test_x.py::test_y`" in out.text and verdict(by_test, out) == "reproduced"
+    # a number the test computes and asserts: the paper's ordering holds, its magnitude does not
+    measured = {**by_test, "measured": {"value": 0.05, "low": 0.03, "high": 0.1, "text": "median +5 %"},
+                "expect": {"op": ">", "value": 0.0}, "magnitude": {"value": 0.18, "rel_tol": 0.25}}
+    out = evaluate_claim(ctx, measured)
+    assert out.text.startswith("median +5 %; checked by the test") and out.span == (0.03, 0.1)
+    assert verdict(measured, out) == "partly"
+    assert verdict({**measured, "magnitude": {"low": 0.03, "high": 0.1, "rel_tol": 0.25}}, out) == "reproduced"
 
 
 def test_the_report_counts_its_claims_by_verdict(tmp_path: Path) -> None:
@@ -255,6 +262,34 @@ def test_the_report_counts_its_claims_by_verdict(tmp_path: Path) -> None:
     assert "**The paper's claims** (1, table at the end): 1 reproduced, 0 partly, 0 not reproduced, " \
            "0 not attempted." in md
     assert "| where | paper | check | paper's number | tolerance | ours | verdict |" in md
+
+
+def test_claims_are_evaluated_again_on_each_sensitivity_variant(tmp_path: Path) -> None:
+    """Rows of a variant group (g@v: b beats a there) stay out of the suite's tables and
+    are shown with the claim evaluated on them as on g, beside its explanation."""
+    res = synthetic()
+    flipped = res.rows[res.rows["policy"].isin(["a", "b"])].copy()
+    flipped["on_time_rate"] = np.where(flipped["policy"] == "a", 0.1, 0.9)
+    flipped["group"] = "g@v"
+    flipped["scenario"] = flipped["scenario"] + "@v"
+    manifest = json.loads(json.dumps(res.manifest))
+    manifest["spec"]["sensitivity"] = [{"name": "v", "title": "ideal transport", "set": {"paths[*].cc": "ideal"}}]
+    manifest["spec"]["claims"][0]["explanation"] = "measured: the transport decides it"
+    manifest["layout"].append({"name": "g@v", "title": "Group g [ideal transport]", "description": "",
+                               "scenarios": ["s1@v", "s2@v"], "policies": ["a", "b"], "params": {},
+                               "variant_of": "g", "variant": "v"})
+    both = SuiteResults(None, manifest, pd.concat([res.rows, flipped], ignore_index=True))
+    md = build_report([both], tmp_path / "sens").read_text()
+    plain = build_report([res], tmp_path / "plain").read_text()
+    note = " Besides them, 12 episodes of sensitivity variants (last section)."
+    assert note in md
+    main = md.split("\n## What drives the differences")[0]
+    assert main.replace(note, "").rstrip("\n") == plain.rstrip("\n")
+    assert "| where | paper | as reported | ideal transport |" in md
+    assert "| Fig. 1 | a beats b by up to 20 points | up to +12.0 points (s2: 0.720 vs 0.600) (reproduced) | " \
+           "up to -80.0 points (s1: 0.100 vs 0.900) (not reproduced) |" in md
+    assert "**Fig. 1**, a beats b by up to 20 points: measured: the transport decides it" in md
+    assert "## What drives the differences" not in plain
 
 
 def test_block_statistics_and_active_streams() -> None:

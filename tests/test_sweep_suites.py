@@ -26,9 +26,9 @@ def test_built_in_suites_load_and_expand() -> None:
     """Every built-in suite the issue names is there and expands to distinct keys."""
     assert set(BUILT_IN) <= set(names())
     expected = {  # groups x scenarios x policies x seeds, counted by hand from the YAML files
-        "dams-paper": 2 * 8 * 10 + 5 * 8 * 5 + 6 * 8 * 5 + 4 * 8 * 5,
+        "dams-paper": 2 * (2 * 8 * 10) + 5 * 8 * 5 + 6 * 8 * 5 + 4 * 8 * 5,
         "daps-paper": (6 + 3) * 2 * 3,
-        "rtx-paper": 4 * 4 * 6 * 5,
+        "rtx-paper": (1 + 5) * 4 * 4 * 6 * 5,  # the groups and five sensitivity variants of each
         "srpt-ecf-paper": 1 * 4 * 10,
         "leaderboard": 13 * (len(registry.ids("baseline")) + 2) * 10,
     }
@@ -270,6 +270,17 @@ def test_user_policy_from_the_current_directory(tmp_path: Path, monkeypatch: pyt
     ({"groups": [{"name": "g", "scenarios": [{"base": "dams-rtt-40", "set": {"paths[0].cc": "vegas"}}],
                   "policies": ["minrtt"]}]}, r"a valid scenario \(paths\[0\]\.cc"),
     ({"quick": {"groups": ["nope"]}}, "quick.groups"),
+    ({"sensitivity": {"name": "v"}}, "sensitivity: got"),
+    ({"sensitivity": [{"name": "v"}]}, r"sensitivity\[0\]\.set: got None"),
+    ({"sensitivity": [{"name": "a b", "set": {"paths[*].cc": "cubic"}}]}, r"sensitivity\[0\]\.name"),
+    ({"sensitivity": [{"name": "v", "set": {"paths[*].cc": "cubic"}, "groups": ["nope"]}]},
+     r"sensitivity\[0\]\.groups: got \['nope'\]"),
+    ({"sensitivity": [{"name": "v", "set": {"paths[*].cc": "vegas"}}]}, r"a valid scenario \(paths\[0\]\.cc"),
+    ({"sensitivity": [{"name": "v", "set": {"paths[*].cc": "cubic"}, "policies": ["rr"]}]},
+     r"sensitivity\[0\]\.policies: got \['rr'\]"),
+    ({"sensitivity": [{"name": "v", "set": {"paths[*].cc": "cubic"}},
+                      {"name": "v", "set": {"paths[*].cc": "lia"}}]}, r"sensitivity\[1\]\.name"),
+    ({"sensitivity": [{"name": "v", "set": {"paths[*].cc": "cubic"}, "colour": 1}]}, r"sensitivity\[0\]\.colour"),
     ({"split": ["g"]}, "split: got"),
     ({"split": {"train": ["g"]}}, r"split\.test: got None"),
     ({"split": {"train": ["g"], "test": ["nope"]}}, r"split\.test: got \['nope'\]; expected names of groups"),
@@ -279,6 +290,35 @@ def test_user_policy_from_the_current_directory(tmp_path: Path, monkeypatch: pyt
 def test_errors_name_the_field(change: dict, match: str) -> None:
     with pytest.raises(SuiteError, match=match):
         load_suite(small(**change))
+
+
+def test_a_sensitivity_variant_is_each_group_with_one_choice_changed() -> None:
+    """A variant copies the groups it names with its ``set`` applied after the entries'
+    own, renames groups and scenarios NAME@VARIANT, keeps the seeds and policies unless
+    told, and follows its group in the quick variant."""
+    groups = [{"name": "g", "scenarios": [{"base": "dams-rtt-{r}", "grid": {"r": [40, 80]},
+                                           "set": {"paths[0].loss": 0.01}}], "policies": ["minrtt", "dams"]},
+              {"name": "h", "scenarios": ["dams-rtt-120"], "policies": ["minrtt"], "seeds": [7]}]
+    sensitivity = [{"name": "cubic", "set": {"paths[*].cc": "cubic"}},
+                   {"name": "ideal", "groups": ["g"], "set": {"paths[*].cc": "ideal", "paths[0].loss": 0.0},
+                    "seeds": 1, "policies": ["dams"]}]
+    suite = load_suite(small(groups=groups, sensitivity=sensitivity, quick={"groups": ["h"], "seeds": 1}))
+    by_name = {g.name: g for g in suite.groups}
+    assert list(by_name) == ["g", "h", "g@cubic", "h@cubic", "g@ideal"]
+    base, cubic, ideal = by_name["g"], by_name["g@cubic"], by_name["g@ideal"]
+    assert [c.name for c in cubic.cases] == ["dams-rtt-40@cubic", "dams-rtt-80@cubic"]
+    assert (cubic.variant_of, cubic.variant, cubic.seeds) == ("g", "cubic", (0, 1))
+    assert by_name["h@cubic"].seeds == (7,)
+    for b, v in zip(base.cases, cubic.cases):
+        assert [p.cc for p in b.scenario.paths] == ["newreno", "newreno"]
+        assert [p.cc for p in v.scenario.paths] == ["cubic", "cubic"]
+        assert v.scenario.paths[0].loss.rate == b.scenario.paths[0].loss.rate == 0.01  # the entry's set is kept
+        assert v.scenario.name == v.name and v.hash != b.hash
+    assert [p.loss.rate for p in ideal.cases[0].scenario.paths] == [0.0, 0.0]
+    assert ([p.label for p in ideal.policies], ideal.seeds) == (["dams"], (0,))
+    quick = load_suite(small(groups=groups, sensitivity=sensitivity, quick={"groups": ["h"], "seeds": 1}), quick=True)
+    assert [g.name for g in quick.groups] == ["h", "h@cubic"]
+    assert len(suite.episodes()) == 2 * 2 * 2 + 1 + 2 * 2 * 2 + 1 + 2
 
 
 def test_split_names_disjoint_groups_and_episodes() -> None:
@@ -312,9 +352,9 @@ def test_unknown_suite_lists_the_built_ins() -> None:
 
 
 def test_files_of_built_in_suites_ship_with_the_package() -> None:
-    """Every file a built-in suite's scenario reads lies in the suites' traces folder,
-    matches the package-data pattern (traces/*.txt) and is not ignored by git (which
-    ignores *.log)."""
+    """Every file a built-in suite's scenario reads lies in the suites' traces folder (or
+    its hsdpa folder, beside their licence), matches the package-data patterns
+    (traces/*.txt, traces/hsdpa/*.txt) and is not ignored by git (which ignores *.log)."""
     from mpsched.experiments.suite import SUITES_DIR
 
     files = set()
@@ -326,4 +366,6 @@ def test_files_of_built_in_suites_ship_with_the_package() -> None:
                         files.add(Path(p["bandwidth"]["file"]))
     assert files
     for f in files:
-        assert f.parent == SUITES_DIR / "traces" and f.suffix == ".txt" and f.is_file(), f
+        assert f.parent in (SUITES_DIR / "traces", SUITES_DIR / "traces" / "hsdpa"), f
+        assert f.suffix == ".txt" and f.is_file(), f
+    assert (SUITES_DIR / "traces" / "hsdpa" / "LICENSE").is_file()

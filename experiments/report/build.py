@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ...envs.errors import MpschedError
-from ..suite import DEFAULT_METRICS, FIGURE_ID_RULE, figure_id_ok
+from ..suite import DEFAULT_METRICS, FIGURE_ID_RULE, VARIANT_MARK, figure_id_ok
 from ..sweep import (
     KEY_COLUMNS,
     PROVENANCE_COLUMNS,
@@ -21,7 +21,15 @@ from ..sweep import (
     SuiteResults,
     load_results,
 )
-from .claims import check_text, evaluate_claim, paper_number_text, scoreboard, tolerance_text, verdict
+from .claims import (
+    ClaimOutcome,
+    check_text,
+    evaluate_claim,
+    paper_number_text,
+    scoreboard,
+    tolerance_text,
+    verdict,
+)
 from .document import Block, Figure, Heading, Para, Table, render_html, render_markdown
 from .figures import FIGURES
 from .stats import (
@@ -86,8 +94,11 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
     spec = res.manifest.get("spec", {})
     rank_by = spec.get("rank_by", "weighted_on_time_rate")
     metrics = spec.get("metrics") or list(DEFAULT_METRICS)
-    rows = enriched_rows(res, spec)
-    ctx = ReportContext(res, rows, suite_layout(res), rank_by)
+    all_rows = enriched_rows(res, spec)
+    layout = suite_layout(res)
+    own = [g for g, info in layout.items() if not info.get("variant_of")]
+    rows = all_rows[all_rows["group"].isin(own)] if len(own) < len(layout) else all_rows
+    ctx = ReportContext(res, rows, {g: layout[g] for g in own}, rank_by)
     title = spec.get("title", res.name) + (" (quick)" if res.manifest.get("quick") else "")
     seeds = sorted(rows["seed"].unique().tolist()) if not rows.empty else []
     blocks: list[Block] = [Heading(level, title)]
@@ -100,7 +111,9 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
         f"{rows['scenario'].nunique() if len(rows) else 0} scenarios, {rows['policy'].nunique() if len(rows) else 0} "
         f"policies, seeds {_seed_text(seeds)}; {_provenance(rows)}. Tables give the mean over seeds of each "
         f"seed's mean over the group's scenarios, ± the half-width of its 95 % confidence interval (Student's t), "
-        f"ranked by {metric_format(rank_by).label} (`{rank_by}`)."))
+        f"ranked by {metric_format(rank_by).label} (`{rank_by}`)." +
+        (f" Besides them, {len(all_rows) - len(rows)} episodes of sensitivity variants (last section)."
+         if len(all_rows) > len(rows) else "")))
     claims = [dict(c) for c in spec.get("claims") or []]
     outcomes = [evaluate_claim(ctx, c) for c in claims]
     verdicts = [verdict(c, o) for c, o in zip(claims, outcomes)]
@@ -153,7 +166,85 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
         notes = [c for c in claims if c.get("note")]
         for c in notes:
             blocks.append(Para(f"{c.get('figure', '')}: {' '.join(str(c['note']).split())}"))
+        blocks += _sensitivity_blocks(res, all_rows, layout, rank_by, claims, outcomes, verdicts, level + 1)
     return blocks
+
+
+def _variant_contexts(res: SuiteResults, rows: pd.DataFrame, layout: dict[str, Any],
+                      rank_by: str) -> dict[str, tuple[str, ReportContext]]:
+    """Per sensitivity variant: its title and a context whose rows are the variant's,
+    named as the groups and scenarios they vary, so that a claim evaluates on them as is."""
+    out: dict[str, tuple[str, ReportContext]] = {}
+    for variant in dict.fromkeys(info["variant"] for info in layout.values() if info.get("variant_of")):
+        varied = {g: info["variant_of"] for g, info in layout.items() if info.get("variant") == variant}
+        mine = rows[rows["group"].isin(varied)].copy()
+        suffix = f"{VARIANT_MARK}{variant}"
+        mine["group"] = mine["group"].map(varied)
+        mine["scenario"] = mine["scenario"].str.removesuffix(suffix)
+        base_layout = {base: layout[base] for base in varied.values()}
+        title = str(_variant_entry(res, variant).get("title", variant))
+        out[variant] = (title, ReportContext(res, mine, base_layout, rank_by))
+    return out
+
+
+def _sensitivity_blocks(res: SuiteResults, rows: pd.DataFrame, layout: dict[str, Any], rank_by: str,
+                        claims: list[dict[str, Any]], outcomes: list[ClaimOutcome], verdicts: list[str],
+                        level: int) -> list[Block]:
+    """Each claim re-evaluated on every sensitivity variant that covers its group, then
+    what drives each difference (the claims' ``explanation``)."""
+    contexts = _variant_contexts(res, rows, layout, rank_by)
+    explained = [c for c in claims if c.get("explanation")]
+    if not contexts and not explained:
+        return []
+    blocks: list[Block] = [Heading(level, "What drives the differences")]
+    if contexts:
+        own = [g for g, info in layout.items() if not info.get("variant_of")]
+        lines = []
+        for variant, (title, vctx) in contexts.items():
+            sets = _variant_entry(res, variant).get("set") or {}
+            changes = "; ".join(f"`{k}` = `{json.dumps(v)}`" for k, v in sets.items())
+            lines.append(f"*{title}* (`{variant}`): {changes}, in {', '.join(vctx.layout)}")
+        blocks.append(Para("The claims evaluated again with one model choice changed (sensitivity variants, "
+                           "same policies, " + "; ".join(lines) + "). A cell is ours and the verdict there; "
+                           "'-' where the variant does not cover the claim's group."))
+        header = ["where", "paper", "as reported"] + [title for title, _ in contexts.values()]
+        body = []
+        for c, o, v in zip(claims, outcomes, verdicts):
+            if c.get("attempted", True) is False or c.get("kind") == "test":
+                continue
+            cells = [c.get("figure", ""), c["paper"], f"{_short(o)} ({v})"]
+            for _, vctx in contexts.values():
+                group = c.get("group")
+                if (group is None and set(vctx.layout) != set(own)) or (group is not None and group not in vctx.layout):
+                    cells.append("-")
+                    continue
+                try:
+                    vo = evaluate_claim(vctx, c)
+                except ReportError as exc:
+                    cells.append(f"- ({exc})")
+                    continue
+                cells.append(f"{_short(vo)} ({verdict(c, vo)})")
+            body.append(cells)
+        blocks.append(Table(header, body, "ll" + "l" * (len(header) - 2)))
+    for c in explained:
+        blocks.append(Para(f"**{c.get('figure', '')}**, {c['paper']}: {' '.join(str(c['explanation']).split())}"))
+    return blocks
+
+
+def _short(outcome: ClaimOutcome) -> str:
+    """Our side of a claim without the per-case detail (the claims table has it)."""
+    if outcome.total:
+        ties = f", {outcome.ties} tie{'s' if outcome.ties != 1 else ''}" if outcome.ties else ""
+        return f"{outcome.hold} of {outcome.total}{ties}"
+    return outcome.text
+
+
+def _variant_entry(res: SuiteResults, variant: str) -> dict[str, Any]:
+    """A sensitivity variant's entry as the suite declared it (empty if not found)."""
+    for entry in res.manifest.get("spec", {}).get("sensitivity") or []:
+        if entry.get("name") == variant:
+            return dict(entry)
+    return {}
 
 
 def _optimum_interval_blocks(rows: pd.DataFrame, score: str, level: int) -> list[Block]:
