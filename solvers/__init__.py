@@ -12,7 +12,10 @@ weighted on-time rate any scheduler could reach is then a combinatorial optimum.
   replay, every registered baseline, any candidates given), an
   :class:`~mpsched.envs.EpisodeResult` named ``optimum`` that carries the upper bound;
 - :func:`gap_columns` and :func:`optimality_gaps`: every policy's gap to the optimum, as
-  the interval between the best achieved schedule and the bound.
+  the interval between the best achieved schedule and the bound;
+- :func:`best_ordering`, :func:`priority_schedule` and :func:`online_srpt_ecf`: the fluid
+  model of SRPT-ECF [jonglez20] (:mod:`.orderings`), exact, with the offline enumeration of
+  priority orderings of its Sec. IV-B.
 
 >>> from mpsched.solvers import solve
 >>> result = solve("dams-rtt-40", time_limit_s=60)  # doctest: +SKIP
@@ -23,6 +26,7 @@ weighted on-time rate any scheduler could reach is then a combinatorial optimum.
 from .exhaustive import solve_exhaustive
 from .flow import Allocation, allocate, repair
 from .gaps import gap_columns, optimality_gaps
+from .orderings import FluidPaths, FluidSchedule, best_ordering, online_srpt_ecf, priority_schedule
 from .problem import MODELS, SlotProblem, build_problem
 from .replay import OfflineOptimum, Optimum, baseline_candidates, optimum, with_ideal_cc
 from .solve import (
@@ -63,4 +67,9 @@ __all__ = [
     "repair",
     "solve_sweep",
     "solve_exhaustive",
+    "FluidPaths",
+    "FluidSchedule",
+    "priority_schedule",
+    "best_ordering",
+    "online_srpt_ecf",
 ]

@@ -101,13 +101,21 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
     ``among``; with ``margin`` m, within m of the best other counts), ``gain`` (a's
     pooled mean over each of the policies ``b`` (a list) minus 1; the value is their mean,
     the span their lowest and highest) and ``test`` (a worked example the project's test
-    ``test`` asserts, so that it holds in every revision that passes its tests).
+    ``test`` asserts, so that it holds in every revision that passes its tests; with
+    ``measured``, a mapping of ``value``, ``text`` and optionally ``low`` and ``high``, the
+    number that test computes and asserts, which ``expect`` and ``magnitude`` then check).
     """
     if spec.get("attempted", True) is False:
         return ClaimOutcome(" ".join(str(spec.get("why", "-")).split()), float("nan"))
     kind = spec["kind"]
     if kind == "test":  # a worked example the paper draws, asserted by the project's tests
-        return ClaimOutcome(f"checked by the test `{spec['test']}` (the test suite asserts it)", float("nan"))
+        checked = f"checked by the test `{spec['test']}` (the test suite asserts it)"
+        measured = spec.get("measured")
+        if not measured:
+            return ClaimOutcome(checked, float("nan"))
+        span = (float(measured["low"]), float(measured["high"])) if "low" in measured else None
+        return ClaimOutcome(f"{' '.join(str(measured['text']).split())}; {checked}", float(measured["value"]),
+                            span=span)
     metric = spec["metric"]
     if kind == "value":
         v = _pooled(ctx, spec, spec["policy"], metric)
@@ -232,7 +240,7 @@ def within_tolerance(spec: dict[str, Any], outcome: ClaimOutcome) -> bool | None
     if "low" in mag:
         if outcome.span is None:
             raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: a range (low, high) needs a kind that "
-                              "gives one (gain)")
+                              "gives one (gain, or test with a measured low and high)")
         return _close(mag, float(mag["low"]), outcome.span[0]) and _close(mag, float(mag["high"]), outcome.span[1])
     return _close(mag, float(mag["value"]), outcome.value)
 
