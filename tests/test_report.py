@@ -290,6 +290,9 @@ def test_claims_are_evaluated_again_on_each_sensitivity_variant(tmp_path: Path) 
            "up to -80.0 points (s1: 0.100 vs 0.900) (not reproduced) |" in md
     assert "**Fig. 1**, a beats b by up to 20 points: measured: the transport decides it" in md
     assert "## What drives the differences" not in plain
+    variant_table = md.split("### Variant: ideal transport")[1]
+    assert re.search(r"\| b \| [^|]+\| 0\.900 ± 0\.000 \|", variant_table)
+    assert re.search(r"\| a \| [^|]+\| 0\.100 ± 0\.000 \|", variant_table)
 
 
 def test_block_statistics_and_active_streams() -> None:

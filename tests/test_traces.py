@@ -670,7 +670,7 @@ def test_shipped_hsdpa_logs_are_what_their_readme_says() -> None:
         schedule = build_bandwidth({"type": "trace", "format": "cooked", "file": str(folder / name)}, None, None)
         assert time_mean_mbps(schedule) == pytest.approx(mean, abs=5e-5), name
     assert "MIT License" in (folder / "LICENSE").read_text()
-    group = load_suite("dams-paper").group("trace-hsdpa")
+    group = load_suite("dams-paper").group("trace@hsdpa")
     for case in group.cases:
         rates = [time_mean_mbps(build_bandwidth({**p.bandwidth, "random_offset": False}, case.scenario.base_dir, None))
                  for p in case.scenario.paths]

@@ -166,7 +166,7 @@ def _suite_blocks(res: SuiteResults, level: int, figures_dir: Path, prefix: str)
         notes = [c for c in claims if c.get("note")]
         for c in notes:
             blocks.append(Para(f"{c.get('figure', '')}: {' '.join(str(c['note']).split())}"))
-        blocks += _sensitivity_blocks(res, all_rows, layout, rank_by, claims, outcomes, verdicts, level + 1)
+        blocks += _sensitivity_blocks(res, all_rows, layout, rank_by, claims, outcomes, verdicts, metrics, level + 1)
     return blocks
 
 
@@ -189,9 +189,9 @@ def _variant_contexts(res: SuiteResults, rows: pd.DataFrame, layout: dict[str, A
 
 def _sensitivity_blocks(res: SuiteResults, rows: pd.DataFrame, layout: dict[str, Any], rank_by: str,
                         claims: list[dict[str, Any]], outcomes: list[ClaimOutcome], verdicts: list[str],
-                        level: int) -> list[Block]:
-    """Each claim re-evaluated on every sensitivity variant that covers its group, then
-    what drives each difference (the claims' ``explanation``)."""
+                        metrics: Sequence[str], level: int) -> list[Block]:
+    """Each claim re-evaluated on every sensitivity variant that covers its group, what
+    drives each difference (the claims' ``explanation``), then each variant's policy table."""
     contexts = _variant_contexts(res, rows, layout, rank_by)
     explained = [c for c in claims if c.get("explanation")]
     if not contexts and not explained:
@@ -228,6 +228,12 @@ def _sensitivity_blocks(res: SuiteResults, rows: pd.DataFrame, layout: dict[str,
         blocks.append(Table(header, body, "ll" + "l" * (len(header) - 2)))
     for c in explained:
         blocks.append(Para(f"**{c.get('figure', '')}**, {c['paper']}: {' '.join(str(c['explanation']).split())}"))
+    for variant, (title, vctx) in contexts.items():
+        description = _variant_entry(res, variant).get("description")
+        blocks.append(Heading(level + 1, f"Variant: {title}"))
+        blocks.append(Para((" ".join(str(description).split()) + " " if description else "") +
+                           f"Groups {', '.join(vctx.layout)}, pooled as in the tables above."))
+        blocks.append(_policy_table_block(vctx.rows, metrics, rank_by))
     return blocks
 
 
