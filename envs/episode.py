@@ -180,6 +180,9 @@ class Episode:
                 d["start_ns"] = int(round(spec.start_s * _NS_PER_S))
             if spec.stop_s is not None:
                 d["stop_ns"] = int(round(spec.stop_s * _NS_PER_S))
+            if spec.cc == "ccp":  # docs/model.md 7.13: Kp in thousandths, B in bytes (0: estimated)
+                d["ccp_gain_milli"] = int(round(spec.ccp_gain * 1000.0))
+                d["ccp_storage_bytes"] = (spec.ccp_storage_packets or 0) * t.mss_bytes
         cross = []
         for c, k, r in zip(sc.cross_traffic, self.cross_links, self.ring_capacities[P:]):
             d = subflow(c, k, r)

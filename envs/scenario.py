@@ -64,9 +64,10 @@ __all__ = [
     "RECEIVERS",
     "DELAY_KEYS",
     "QUEUE_KEYS",
+    "CCP_KEYS",
 ]
 
-CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas")
+CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp")
 FAST_RECOVERIES: tuple[str, ...] = ("immediate", "prr")
 CROSS_CONGESTION_CONTROLS: tuple[str, ...] = ("newreno", "cubic")
 SEQUENCES: tuple[str, ...] = ("send", "stream")
@@ -307,6 +308,30 @@ class LinkSpec:
 DEFAULT_ACK_BYTES = 40
 """Wire size of an acknowledgement at a reverse bottleneck: TCP's, without options."""
 
+CCP_DEFAULT_GAIN = 2.0
+"""The proportional gain Kp of ``cc: ccp`` unless a path gives ``ccp_gain``: the project's
+choice (seed 002 eq. (4) asks only ``0 <= Kp``); docs/model.md 7.13."""
+CCP_MAX_GAIN = 100.0
+CCP_MAX_STORAGE_PACKETS = 2**30
+CCP_KEYS: tuple[str, ...] = ("ccp_gain", "ccp_storage_packets")
+"""A path's keys that only ``cc: ccp`` takes: a path given another controller drops them."""
+
+
+def _ccp_parameters(d: Mapping[str, Any], where: str, cc: str) -> tuple[float, int | None]:
+    """A ccp path's gain Kp and fixed storage B in packets (None: estimated), docs/model.md
+    7.13; either key on a path of another controller is an error."""
+    given = [k for k in CCP_KEYS if k in d]
+    if given and cc != "ccp":
+        raise ScenarioError(f"{where}.{given[0]}", d[given[0]], f"set only with cc: ccp (this path's cc is {cc})")
+    gain = check_number(d.get("ccp_gain", CCP_DEFAULT_GAIN), f"{where}.ccp_gain", lo=0.0, hi=CCP_MAX_GAIN,
+                        lo_open=True, what="a gain")
+    if abs(gain * 1000.0 - round(gain * 1000.0)) > 1e-6:
+        raise ScenarioError(f"{where}.ccp_gain", gain, "a multiple of 0.001 (the core holds Kp in thousandths)")
+    storage = d.get("ccp_storage_packets")
+    if storage is not None:
+        storage = check_integer(storage, f"{where}.ccp_storage_packets", lo=1, hi=CCP_MAX_STORAGE_PACKETS)
+    return gain, storage
+
 
 @dataclass(frozen=True)
 class PathSpec:
@@ -354,6 +379,12 @@ class PathSpec:
         without options).
     ack_queue_bytes : int or None
         Drop-tail limit of the acknowledgements waiting there; None: no limit.
+    ccp_gain : float
+        ``cc: ccp`` only: the proportional gain Kp of seed 002's eq. (4), a multiple of
+        0.001 in (0, 100] (default 2, the project's choice; docs/model.md 7.13).
+    ccp_storage_packets : int or None
+        ``cc: ccp`` only: the storage B of eq. (4) in packets of ``mss_bytes``; None: the
+        path estimates it as its largest delivery rate times its largest smoothed RTT.
     start_s : float
         When the path joins the connection (0: from the start); a later start is a path
         added mid-episode.
@@ -379,9 +410,11 @@ class PathSpec:
     ack_bandwidth: float = 0.0
     ack_bytes: int = DEFAULT_ACK_BYTES
     ack_queue_bytes: int | None = None
+    ccp_gain: float = CCP_DEFAULT_GAIN
+    ccp_storage_packets: int | None = None
 
     KEYS = ("name", "bandwidth", "link", "loss", "cc", "delay", "outages", "backup", "ack_loss", "ack_bandwidth",
-            "ack_bytes", "ack_queue_bytes", "start_s", "stop_s") + DELAY_KEYS + QUEUE_KEYS
+            "ack_bytes", "ack_queue_bytes", "start_s", "stop_s") + CCP_KEYS + DELAY_KEYS + QUEUE_KEYS
 
     @property
     def rtt_s(self) -> float:
@@ -419,8 +452,9 @@ class PathSpec:
         ack_queue = d.get("ack_queue_bytes")
         if ack_queue is not None:
             ack_queue = check_integer(ack_queue, f"{where}.ack_queue_bytes", lo=ack_bytes, hi=2**62)
+        ccp_gain, ccp_storage = _ccp_parameters(d, where, cc)
         return cls(name, bandwidth, fwd_s, rev_s, queue, loss, cc, link, delay, outages,
-                   backup, ack_loss, start, stop, ack_bandwidth, ack_bytes, ack_queue)
+                   backup, ack_loss, start, stop, ack_bandwidth, ack_bytes, ack_queue, ccp_gain, ccp_storage)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name}
@@ -452,6 +486,10 @@ class PathSpec:
             d["start_s"] = self.start_s
         if self.stop_s is not None:
             d["stop_s"] = self.stop_s
+        if self.cc == "ccp":
+            d["ccp_gain"] = self.ccp_gain
+            if self.ccp_storage_packets is not None:
+                d["ccp_storage_packets"] = self.ccp_storage_packets
         return d
 
 

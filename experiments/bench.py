@@ -64,7 +64,7 @@ import numpy as np
 from .. import baselines
 from ..envs import ENV_ID, _core, registry, scenarios
 from ..envs.episode import build_episode
-from ..envs.scenario import Scenario
+from ..envs.scenario import CCP_KEYS, Scenario
 from ..envs.simulate import simulate
 from ..envs.vector import MultipathDeadlineVectorEnv
 
@@ -84,6 +84,8 @@ def _with_cc(scenario: Scenario, cc: str) -> Scenario:
     d["transport"]["cc"] = cc
     for p in d["paths"]:
         p["cc"] = cc
+        for key in CCP_KEYS:
+            p.pop(key, None)
     return Scenario.from_dict(d)
 
 

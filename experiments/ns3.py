@@ -34,7 +34,7 @@ sender is the standard one the core models (docs/model.md sections 4 and 7):
 - a packet on the wire is 1448 + 54 bytes: TCP with the timestamp option (32), IPv4 (20)
   and PPP (2), the core's ``header_bytes``.
 
-docs/model.md section 7.13 lists what still differs, each with its measured effect.
+docs/model.md section 7.14 lists what still differs, each with its measured effect.
 """
 
 from __future__ import annotations
@@ -775,7 +775,7 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
         f"`{command}` at git revision {git_revision()}, ns-3 3.44 (`pip install ns3`). Each case is one bulk flow "
         "built as an mpsched scenario and as an ns-3 program with the same link, queue, MSS, wire overhead, initial "
         "window, minimum RTO and fast recovery (PRR), and the same lost data packets (paired losses); "
-        "`experiments/ns3.py` gives the set-up, docs/model.md 7.13 what still differs and its measured size.",
+        "`experiments/ns3.py` gives the set-up, docs/model.md 7.14 what still differs and its measured size.",
         "",
         f"**Goodput error over {len(rows)} cases: median |error| {100 * np.median(absolute):.1f} %, worst "
         f"{100 * absolute.max():.1f} %; {int((absolute <= MEDIAN_GOODPUT_ERROR).sum())} cases within 3 %, "

@@ -38,7 +38,7 @@ from ..envs import registry
 from ..envs.episode import Episode, build_episode
 from ..envs.policy import WAIT, Observation, Policy
 from ..envs.results import EpisodeResult
-from ..envs.scenario import Scenario
+from ..envs.scenario import CCP_KEYS, Scenario
 from ..envs.scenarios import resolve
 from ..envs.simulate import simulate_episode
 from .problem import NEVER_NS, delay_steps, silent_spans
@@ -133,13 +133,14 @@ def with_ideal_cc(scenario: Scenario) -> Scenario:
     """The scenario with ideal congestion control on every path (docs/model.md 7.6).
 
     What the way back does goes with the window: an ideal path learns the fate of every
-    packet at once (section 6), so a path's ``ack_loss`` and reverse bottleneck are dropped.
+    packet at once (section 6), so a path's ``ack_loss`` and reverse bottleneck are dropped,
+    and so are the parameters of a ``ccp`` window (7.13).
     """
     d = scenario.to_dict()
     d.setdefault("transport", {})["cc"] = "ideal"
     for path in d["paths"]:
         path["cc"] = "ideal"
-        for key in ("ack_loss", "ack_bandwidth", "ack_bytes", "ack_queue_bytes"):
+        for key in ("ack_loss", "ack_bandwidth", "ack_bytes", "ack_queue_bytes", *CCP_KEYS):
             path.pop(key, None)
     return Scenario.from_dict(d, base_dir=scenario.base_dir)
 

@@ -7,8 +7,8 @@ nothing from :mod:`mpsched` (standard library only). Section numbers in the comm
 
 Public API: :func:`run_reference` and the constant :data:`WAIT`. The helpers
 :func:`splitmix64`, :class:`Xoshiro256ss`, :class:`Bandwidth`, :func:`icbrt`,
-:func:`trunc_div`, :class:`CubicState`, :func:`cubic_increase`, :func:`lia_increase` and
-:func:`olia_increase` are exposed for the unit tests of this module.
+:func:`trunc_div`, :class:`CubicState`, :func:`cubic_increase`, :func:`lia_increase`,
+:func:`olia_increase` and :func:`ccp_window` are exposed for the unit tests of this module.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ __all__ = [
     "Bandwidth",
     "CubicState",
     "Xoshiro256ss",
+    "ccp_window",
     "cubic_increase",
     "icbrt",
     "lia_increase",
@@ -52,10 +53,10 @@ REC_NONE, REC_FAST, REC_RTO = "NONE", "FAST", "RTO"
 # Event classes (§8), in tie-break order.
 EV_RECEIVE, EV_ACK, EV_LINK, EV_ARRIVAL, EV_START, EV_RTO, EV_RATE = 0, 1, 2, 3, 4, 5, 6
 
-PATH_CCS = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas")
+PATH_CCS = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp")
 # §1 forbids "ideal" for cross flows; lia, olia, balia and wvegas couple *paths* only
 # (§7.9-§7.12), so the coupled increase of a cross flow is not defined by the page:
-# refused too.
+# refused too, and so is ccp (§1: a cross flow is newreno or cubic).
 CROSS_CCS = ("newreno", "cubic")
 
 
@@ -377,6 +378,18 @@ class WvegasState:
         self.rate = 0.0
 
 
+CCP_DEFAULT_GAIN_MILLI = 2000  # §1: Kp = 2 when a subflow gives no ccp_gain_milli
+CCP_MAX_STORAGE_BYTES = 2**50  # §1, §7.13: the largest storage, given or estimated
+
+
+def ccp_window(gain_milli: int, storage: int, flight: int, rtt: int, min_rtt: int, mss: int) -> int:
+    """§7.13: the window eq. (4) of seed 002 assigns, ``[Kp (B - x) - F] / 2`` in bytes,
+    for ``flight`` bytes still outstanding, storage ``B`` (bytes) and the latest RTT
+    sample ``rtt`` over the smallest ``min_rtt``; at least 2 MSS."""
+    backlog = flight * (rtt - min_rtt) // rtt  # x, Vegas's queued bytes
+    return max((gain_milli * (storage - backlog) - 1000 * flight) // 2000, 2 * mss)
+
+
 # --------------------------------------------------------------------------- state
 
 
@@ -599,6 +612,7 @@ class Subflow:
         self.prr_out = 0
         self.srtt = base_rtt
         self.min_rtt = base_rtt  # §7 state that no output reports
+        self.max_srtt = base_rtt  # §7: the largest smoothed RTT (read by ccp, §7.13)
         self.rttvar = base_rtt // 2
         self.rto = clamp(self.srtt + max(G_NS, 4 * self.rttvar), self.min_rto_ns, self.max_rto_ns)
         self.rto_deadline = None  # None: off
@@ -607,6 +621,7 @@ class Subflow:
         self.delivered = 0
         self.delivered_time = 0
         self.delivery_rate_bps = 0  # §7 state that no output reports
+        self.max_delivery_rate_bps = 0  # §7: the largest delivery rate (read by ccp, §7.13)
         # Controller state (§7.8-7.10).
         if self.cc == "cubic":
             self.cubic = CubicState()
@@ -620,6 +635,11 @@ class Subflow:
             self.balia_acc = 0.0
         elif self.cc == "wvegas":
             self.wvegas = WvegasState()
+        # §1, §7.13: ccp's gain Kp in thousandths and its storage B in bytes (0: estimated).
+        self.ccp_gain_milli = int(cfg.get("ccp_gain_milli", CCP_DEFAULT_GAIN_MILLI))
+        self.ccp_storage_bytes = int(cfg.get("ccp_storage_bytes", 0))
+        if not 1 <= self.ccp_gain_milli <= 100_000 or not 0 <= self.ccp_storage_bytes <= CCP_MAX_STORAGE_BYTES:
+            raise ValueError(f"subflow {j}: ccp_gain_milli or ccp_storage_bytes out of range")
 
         # Outputs (§11).
         self.packets_sent = 0
@@ -1211,6 +1231,7 @@ class Simulator:
         sf.srtt = (7 * sf.srtt + rtt) // 8
         sf.rto = clamp(sf.srtt + max(G_NS, 4 * sf.rttvar), sf.min_rto_ns, sf.max_rto_ns)
         sf.min_rtt = min(sf.min_rtt, rtt)
+        sf.max_srtt = max(sf.max_srtt, sf.srtt)
         # Step 4: delivery rate.
         sf.delivered += s
         sf.delivered_time = t
@@ -1218,6 +1239,7 @@ class Simulator:
             sample = min((sf.delivered - pkt.snap_delivered) * 8 * 10**9 // (t - pkt.snap_time),
                          2**60)
             sf.delivery_rate_bps = (7 * sf.delivery_rate_bps + sample) // 8
+            sf.max_delivery_rate_bps = max(sf.max_delivery_rate_bps, sf.delivery_rate_bps)
         # Step 5: loss detection (window-based) and dropping of resolved records.
         if sf.window_based:
             for q in range(sf.scan_pn, pkt.pn):
@@ -1240,6 +1262,8 @@ class Simulator:
                     self.wvegas_growth(sf, s, pkt.pn, rtt)  # §7.12: its own slow start too
                 elif sf.cwnd < sf.ssthresh:
                     sf.cwnd += min(s, self.mss)  # slow start
+                elif sf.cc == "ccp":
+                    self.ccp_assign(sf, rtt)  # §7.13
                 else:
                     self.congestion_avoidance(sf, s, t)
         # Step 7: recovery exit; with PRR the window of the recovery's acknowledgements.
@@ -1335,6 +1359,14 @@ class Simulator:
             # §7.7 (NewReno; LIA and OLIA act the same).
             sf.ssthresh = max(flight // 2, 2 * self.mss)
         sf.cwnd = self.mss if timeout else sf.ssthresh
+
+    def ccp_assign(self, sf: Subflow, rtt: int) -> None:
+        """§7.13: ccp's congestion avoidance at an acknowledgement whose RTT sample is rtt."""
+        storage = sf.ccp_storage_bytes
+        if storage == 0:
+            storage = min(sf.max_delivery_rate_bps * sf.max_srtt // (8 * 10**9), CCP_MAX_STORAGE_BYTES)
+        sf.cwnd = ccp_window(sf.ccp_gain_milli, storage, sf.inflight_bytes, rtt, sf.min_rtt, self.mss)
+        sf.ssthresh = min(sf.ssthresh, sf.cwnd)  # so that the next acknowledgement is not slow start
 
     def wvegas_growth(self, sf: Subflow, s: int, pn: int, rtt: int) -> None:
         """§7.12: the window of a wvegas subflow for s bytes of packet pn acknowledged

@@ -66,7 +66,7 @@ PIECE_OUTPUTS = ("piece_sent_ns",)
 IN_ORDER_OUTPUTS = ("piece_arrival_ns", "piece_delivery_ns", "piece_first_send_ns", "dsn_order", "rcv_nxt")
 
 
-CONTROLLERS = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas")
+CONTROLLERS = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp")
 
 
 @st.composite
@@ -141,6 +141,9 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
         "ring_capacity": draw(st.sampled_from([16, 64, 1024])),
         "fast_recovery": fast_recovery or draw(st.sampled_from(["immediate", "prr"])),
     }
+    if d["cc"] == "ccp":  # §7.13: a gain on either side of 3 (stable and oscillating); storage estimated or given
+        d["ccp_gain_milli"] = draw(st.sampled_from([1, 500, 2000, 3000, 4500, 100_000]))
+        d["ccp_storage_bytes"] = draw(st.sampled_from([0, 0, mss, 40 * mss, 2**50]))
     if dynamics or (dynamics is None and draw(st.integers(0, 2)) == 0):
         d.update(draw(delay_dynamics()))
         if d["cc"] != "ideal":  # a lossy acknowledgement path

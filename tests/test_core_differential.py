@@ -97,7 +97,7 @@ def test_core_matches_reference(spec: dict, policy_name: str) -> None:
     assert_same(spec, policy_name)
 
 
-@pytest.mark.parametrize("cc", ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"])
+@pytest.mark.parametrize("cc", ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp"])
 def test_core_matches_reference_per_controller(cc: str) -> None:
     @settings(max_examples=60, **SETTINGS)
     @given(spec=core_specs(cc=cc), policy_name=st.sampled_from(sorted(POLICIES)))
@@ -132,11 +132,13 @@ def long_transfer_spec(cc: str, loss: float, cross: bool) -> dict:
             "blocks": blocks}
 
 
-@pytest.mark.parametrize("cc,loss,cross", [("balia", 0.002, False), ("wvegas", 0.0, False), ("wvegas", 0.0, True)])
+@pytest.mark.parametrize("cc,loss,cross", [("balia", 0.002, False), ("wvegas", 0.0, False), ("wvegas", 0.0, True),
+                                           ("ccp", 0.002, False), ("ccp", 0.0, True)])
 def test_core_matches_reference_over_long_transfers(cc: str, loss: float, cross: bool) -> None:
-    """docs/model.md 7.11 and 7.12 where short random episodes seldom go: a long transfer
+    """docs/model.md 7.11-7.13 where short random episodes seldom go: a long transfer
     through a shared queue. wVegas must leave slow start on delay and re-weigh its
-    target (alpha off its initial value); BALIA must cut at unequal rates."""
+    target (alpha off its initial value); BALIA must cut at unequal rates; CCP must reach
+    congestion avoidance on both paths with its storage estimated."""
     spec = long_transfer_spec(cc, loss, cross)
     assert_same(spec, "minrtt")
     reference = Simulator(spec, "minrtt")
@@ -145,8 +147,20 @@ def test_core_matches_reference_over_long_transfers(cc: str, loss: float, cross:
     if cc == "wvegas":
         assert all(p.ssthresh < 2**62 for p in paths) and sum(p.random_losses for p in paths) == 0
         assert any(p.wvegas.alpha != WVEGAS_INITIAL_ALPHA for p in paths)
+    elif cc == "ccp":
+        assert all(p.ssthresh < 2**62 and p.ccp_storage_bytes == 0 for p in paths)
     else:
         assert paths[1].fast_recoveries > 0
+
+
+@pytest.mark.parametrize("gain_milli,storage_bytes", [(2000, 40_000), (4500, 150_000), (500, 0)])
+def test_core_matches_reference_over_long_ccp_transfers(gain_milli: int, storage_bytes: int) -> None:
+    """docs/model.md 7.13 with a given storage, a gain at which the window oscillates, and a
+    small gain with the storage estimated, over the long transfer with losses."""
+    spec = long_transfer_spec("ccp", 0.002, False)
+    for p in spec["paths"]:
+        p.update(ccp_gain_milli=gain_milli, ccp_storage_bytes=storage_bytes)
+    assert_same(spec, "minrtt")
 
 
 @pytest.mark.parametrize("cc,queue_acks", [("newreno", 10), ("cubic", 3), ("olia", None)])
@@ -168,7 +182,7 @@ def test_core_matches_reference_with_a_reverse_bottleneck(cc: str, queue_acks: i
     assert (sum(drops) > 0) == (queue_acks is not None), drops
 
 
-@pytest.mark.parametrize("cc", ["newreno", "cubic", "olia", "balia", "wvegas"])
+@pytest.mark.parametrize("cc", ["newreno", "cubic", "olia", "balia", "wvegas", "ccp"])
 def test_core_matches_reference_with_prr(cc: str) -> None:
     """docs/model.md 7.4 with fast_recovery = prr on every subflow."""
     @settings(max_examples=60, **SETTINGS)
@@ -179,7 +193,7 @@ def test_core_matches_reference_with_prr(cc: str) -> None:
     check()
 
 
-@pytest.mark.parametrize("cc", ["ideal", "newreno", "cubic", "olia"])
+@pytest.mark.parametrize("cc", ["ideal", "newreno", "cubic", "olia", "ccp"])
 def test_core_matches_reference_with_delay_dynamics(cc: str) -> None:
     """docs/model.md 4 and 6: delay steps and jitter on every subflow."""
     @settings(max_examples=60, **SETTINGS)

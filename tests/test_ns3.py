@@ -159,7 +159,7 @@ def test_the_mean_smoothed_rtt_agrees_with_ns3_on_the_quick_grid(quick_grid: dic
 @pytest.mark.xfail(strict=True, reason="measured on the quick grid: median |goodput error| 1.5 %, worst 20.0 % "
                                        "(Cubic, 2 Mbit/s, 200 ms, 1 % loss; Cubic at 1 % loss -7.3 % on 10 Mbit/s, "
                                        "40 ms): Cubic's window arithmetic and ns-3's growth credit at the end of a "
-                                       "recovery (docs/model.md 7.13) explain part of it")
+                                       "recovery (docs/model.md 7.14) explain part of it")
 def test_the_quick_grid_agrees_with_ns3_within_the_bounds(quick_grid: dict) -> None:
     assert all(r["speed_ratio"] > 1 for r in quick_grid["cases"])
     assert ns3.within_bounds(quick_grid), ns3.format_comparison(quick_grid)
@@ -182,7 +182,7 @@ def test_two_newreno_flows_share_a_bottleneck_as_in_ns3(shared_cases: list) -> N
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="measured: Cubic's share against NewReno is 0.609 here and 0.408 in ns-3 "
                                        "at 40 ms (+49 %), 0.675 and 0.573 at 80 ms (+18 %); ns-3's Cubic uses "
-                                       "Linux's whole-segment arithmetic (docs/model.md 7.13)")
+                                       "Linux's whole-segment arithmetic (docs/model.md 7.14)")
 def test_cubic_and_newreno_share_a_bottleneck_as_in_ns3(shared_cases: list) -> None:
     pairs = [r for r in shared_cases if r["ccs"] == ["cubic", "newreno"]]
     assert len(pairs) == 2

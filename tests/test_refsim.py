@@ -894,7 +894,7 @@ def test_balia_by_hand():
     assert balia_ssthresh([10_000, 20_000], [100_000, 100_000], 0, 4000, 1000) == 2000
 
 
-@pytest.mark.parametrize("cc", ["cubic", "lia", "olia", "balia", "wvegas"])
+@pytest.mark.parametrize("cc", ["cubic", "lia", "olia", "balia", "wvegas", "ccp"])
 def test_coupled_and_cubic_paths_share_a_link_with_cross_traffic(cc):
     # Two paths of one controller and a cubic cross flow on one link, random losses:
     # everything still arrives and the byte accounting holds for every subflow.

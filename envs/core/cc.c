@@ -1,9 +1,9 @@
-/* Congestion controllers behind the interface of cc.h (docs/model.md 7.6-7.10). */
+/* Congestion controllers behind the interface of cc.h (docs/model.md 7.6-7.13). */
 #include "cc.h"
 
 #include <math.h>
 
-const char *const mps_cc_names[MPS_CC_COUNT] = {"ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"};
+const char *const mps_cc_names[MPS_CC_COUNT] = {"ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp"};
 
 /* wVegas's parameters (Cao, Xu and Fu, ICNP 2012; the defaults of Linux MPTCP's
  * mptcp_wvegas): packets each subflow starts out keeping queued, packets the connection
@@ -390,5 +390,40 @@ static const mps_cc_ops wvegas_ops = {
     "wvegas", 1, 1, window_init, wvegas_on_ack, wvegas_on_congestion, wvegas_on_rto,
 };
 
+/* ------------------------------------------------------------------------- */
+/* CCP (7.13): Cavendish, Kumazoe, Tsuru, Oie and Gerla, "Capacity and          */
+/* Congestion Probing", INTERNET 2010, as [matsufuji18] sec. IV-E gives it       */
+/* ------------------------------------------------------------------------- */
+
+/* Congestion avoidance of seed 002's eq. (4), cwnd = [Kp (B - x) - in_flight] / 2, in bytes
+ * and assigned at every acknowledgement (it may raise or lower the window: the proportional
+ * law replaces Reno's increase; slow start, recovery and timeouts stay Reno's). */
+static void ccp_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
+    mps_path *p = &s->paths[j];
+    const int64_t mss = s->mss;
+    /* what is still outstanding once this acknowledgement was taken off */
+    const int64_t flight = p->inflight_bytes;
+    /* the backlog x: the share of the flight that this sample's queueing delay holds (Vegas) */
+    const int64_t backlog = (int64_t)((__int128)flight * (rtt_ns - p->min_rtt_ns) / rtt_ns);
+    /* the storage B: the path's largest delivery rate times its largest smoothed RTT, the
+     * pipe and the buffer it filled; or the one given */
+    int64_t storage = p->ccp_storage_bytes;
+    if (storage == 0) {
+        const __int128 estimate = (__int128)p->max_delivery_rate_bps * p->max_srtt_ns / 8000000000;
+        storage = estimate < MPS_CCP_MAX_STORAGE_BYTES ? (int64_t)estimate : MPS_CCP_MAX_STORAGE_BYTES;
+    }
+    /* eq. (4) with Kp in thousandths: at most 100000 * 2^50 / 2000 < 2^56 bytes; a negative
+     * numerator rounds toward 0 here and down in 7.13, below the floor of 2 segments either way */
+    const __int128 law = ((__int128)p->ccp_gain_milli * (storage - backlog) - (__int128)1000 * flight) / 2000;
+    const int64_t cwnd = law > 2 * mss ? (int64_t)law : 2 * mss;
+    p->cwnd_bytes = cwnd;
+    /* a window below ssthresh would send the next acknowledgement back to slow start */
+    if (cwnd < p->ssthresh) p->ssthresh = cwnd;
+}
+
+static const mps_cc_ops ccp_ops = {
+    "ccp", 1, 0, window_init, ccp_on_ack, newreno_on_congestion, newreno_on_rto,
+};
+
 const mps_cc_ops *const mps_cc_table[MPS_CC_COUNT] = {&ideal_ops, &newreno_ops, &cubic_ops, &lia_ops,
-                                                       &olia_ops, &balia_ops, &wvegas_ops};
+                                                       &olia_ops, &balia_ops, &wvegas_ops, &ccp_ops};

@@ -1,5 +1,5 @@
 /*
- * Congestion-control interface of a subflow (docs/model.md 7.3-7.10).
+ * Congestion-control interface of a subflow (docs/model.md 7.3-7.13).
  *
  * The loss-recovery machinery (records, the 3-duplicate-ACK rule, recovery periods,
  * the RTO timer) and slow start are common to every window-based controller and live in
@@ -20,8 +20,8 @@ typedef struct mps_cc_ops {
      * leaves slow start on delay, 7.12); 0: the common slow start of 7.3 step 6. */
     int owns_slow_start;
     void (*init)(mps_sim *s, int j);
-    /* Congestion-avoidance increase for newly acknowledged bytes (7.3 step 6): packet pn,
-     * acknowledged at now, rtt_ns after it was sent. */
+    /* Congestion avoidance for newly acknowledged bytes (7.3 step 6; an increase, or CCP's
+     * assignment of 7.13): packet pn, acknowledged at now, rtt_ns after it was sent. */
     void (*on_ack)(mps_sim *s, int j, int64_t acked_bytes, int64_t pn, int64_t rtt_ns, int64_t now);
     /* A new congestion event (7.4); flight = bytes in flight before the loss. */
     void (*on_congestion)(mps_sim *s, int j, int64_t flight);

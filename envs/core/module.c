@@ -443,6 +443,12 @@ static int parse_subflow(PyObject *pd, const char *what, int j, int cross, buffe
         (PyDict_GetItemString(pd, "ack_bytes") && get_int64(pd, "ack_bytes", ctx, &pc->ack_bytes)) ||
         (PyDict_GetItemString(pd, "rev_queue_bytes") && get_int64(pd, "rev_queue_bytes", ctx, &pc->rev_queue_bytes)))
         return -1;
+    pc->ccp_gain_milli = 2000; /* optional: ccp's gain Kp = 2 (docs/model.md 7.13) */
+    pc->ccp_storage_bytes = 0; /* optional: ccp estimates its storage */
+    if ((PyDict_GetItemString(pd, "ccp_gain_milli") && get_int64(pd, "ccp_gain_milli", ctx, &pc->ccp_gain_milli)) ||
+        (PyDict_GetItemString(pd, "ccp_storage_bytes") &&
+         get_int64(pd, "ccp_storage_bytes", ctx, &pc->ccp_storage_bytes)))
+        return -1;
     PyObject *backup = PyDict_GetItemString(pd, "backup"); /* optional: false */
     pc->backup = backup ? PyObject_IsTrue(backup) : 0;
     if (pc->backup < 0) return -1;

@@ -187,6 +187,11 @@ static int check_subflow(const mps_config *c, const mps_subflow_config *p, const
           "%s[%d].ack_bytes: %lld is outside [1, 65535]", what, j, (long long)p->ack_bytes);
     CHECK(p->rev_rate_bps == 0 || (p->rev_queue_bytes >= p->ack_bytes && p->rev_queue_bytes <= MPS_MAX_TIME_NS),
           "%s[%d].rev_queue_bytes: %lld is outside [ack_bytes, 2^62]", what, j, (long long)p->rev_queue_bytes);
+    CHECK(p->ccp_gain_milli >= 1 && p->ccp_gain_milli <= MPS_CCP_MAX_GAIN_MILLI,
+          "%s[%d].ccp_gain_milli: %lld is outside [1, %d]", what, j, (long long)p->ccp_gain_milli,
+          MPS_CCP_MAX_GAIN_MILLI);
+    CHECK(p->ccp_storage_bytes >= 0 && p->ccp_storage_bytes <= MPS_CCP_MAX_STORAGE_BYTES,
+          "%s[%d].ccp_storage_bytes: %lld is outside [0, 2^50]", what, j, (long long)p->ccp_storage_bytes);
     CHECK(p->down_n >= 0 && p->down_n <= MPS_MAX_OUTAGES, "%s[%d].down_start_ns: %d outages; at most %d are supported",
           what, j, p->down_n, MPS_MAX_OUTAGES);
     CHECK(p->down_n == 0 || (p->down_start_ns && p->down_end_ns), "%s[%d]: outages without their arrays", what, j);
@@ -615,6 +620,8 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->max_rto_ns = pc->max_rto_ns;
         p->start_ns = pc->start_ns;
         p->stop_ns = pc->stop_ns;
+        p->ccp_gain_milli = pc->ccp_gain_milli;
+        p->ccp_storage_bytes = pc->ccp_storage_bytes;
         p->fwd_jitter_ns = pc->fwd_jitter_ns;
         p->rev_jitter_ns = pc->rev_jitter_ns;
         const size_t steps = (size_t)pc->delay_n * sizeof(int64_t);
@@ -812,11 +819,11 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         p->rto_deadline = MPS_NEVER;
         p->delivered = p->delivered_time = 0;
         const int64_t base_rtt = p->fwd_delay_ns + p->rev_delay_ns; /* the handshake sample */
-        p->srtt_ns = p->min_rtt_ns = base_rtt;
+        p->srtt_ns = p->min_rtt_ns = p->max_srtt_ns = base_rtt;
         p->rttvar_ns = base_rtt / 2;
         p->rto_ns = rto_from_estimates(p);
         p->inflight_bytes = 0;
-        p->delivery_rate_bps = 0;
+        p->delivery_rate_bps = p->max_delivery_rate_bps = 0;
         p->recovery = MPS_REC_NONE;
         p->can_send = 0;
         p->ge_bad = 0;
@@ -1660,6 +1667,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     p->srtt_ns = (7 * p->srtt_ns + rtt) / 8;
     p->rto_ns = rto_from_estimates(p);
     if (rtt < p->min_rtt_ns) p->min_rtt_ns = rtt;
+    if (p->srtt_ns > p->max_srtt_ns) p->max_srtt_ns = p->srtt_ns;
     /* 4: delivery rate */
     p->delivered += pk.size;
     p->delivered_time = t;
@@ -1667,6 +1675,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         __int128 sample = (__int128)(p->delivered - pk.snap_delivered) * 8000000000 / (t - pk.snap_time);
         if (sample > ((__int128)1 << 60)) sample = (__int128)1 << 60;
         p->delivery_rate_bps = (int64_t)((7 * (__int128)p->delivery_rate_bps + sample) / 8);
+        if (p->delivery_rate_bps > p->max_delivery_rate_bps) p->max_delivery_rate_bps = p->delivery_rate_bps;
     }
     if (p->window_based) {
         /* 5: the 3-duplicate-ACK rule, per packet */

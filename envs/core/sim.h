@@ -42,6 +42,10 @@
  * acknowledgement-loss stream that of number j + MPS_ACK_STREAM (5). */
 #define MPS_JITTER_STREAM 64
 #define MPS_ACK_STREAM 128
+/* ccp (7.13): the largest gain Kp, in thousandths, and the largest storage B, in bytes
+ * (a given one, and the cap of the estimate) */
+#define MPS_CCP_MAX_GAIN_MILLI 100000
+#define MPS_CCP_MAX_STORAGE_BYTES (INT64_C(1) << 50)
 
 enum mps_cc_kind {
     MPS_CC_IDEAL = 0,
@@ -51,6 +55,7 @@ enum mps_cc_kind {
     MPS_CC_OLIA = 4,
     MPS_CC_BALIA = 5,
     MPS_CC_WVEGAS = 6,
+    MPS_CC_CCP = 7,
     MPS_CC_COUNT
 };
 enum mps_loss_model { MPS_LOSS_IID = 0, MPS_LOSS_GILBERT_ELLIOTT = 1 };
@@ -131,6 +136,9 @@ typedef struct {
     /* window-based: a reverse bottleneck (6) of this rate (0: none) serving acknowledgements
      * of ack_bytes each, drop-tail beyond rev_queue_bytes waiting */
     int64_t rev_rate_bps, ack_bytes, rev_queue_bytes;
+    /* ccp (7.13): the proportional gain Kp in thousandths, and the storage B in bytes (0:
+     * estimated from the largest delivery rate and smoothed RTT) */
+    int64_t ccp_gain_milli, ccp_storage_bytes;
 } mps_subflow_config;
 
 typedef struct {
@@ -233,6 +241,7 @@ typedef struct {
     /* RFC 6298 estimates, recovery and delivery rate */
     int64_t srtt_ns, rttvar_ns, min_rtt_ns, rto_ns;
     int64_t delivery_rate_bps;
+    int64_t max_srtt_ns, max_delivery_rate_bps; /* the largest since the start (7.3 steps 3-4) */
     int64_t delivered, delivered_time;
     int32_t recovery; /* enum mps_recovery */
     uint8_t can_send;
@@ -268,6 +277,7 @@ typedef struct {
     uint64_t loss_threshold, ge_p_threshold, ge_r_threshold, ge_bad_loss_threshold;
     int64_t initial_cwnd_bytes, min_rto_ns, max_rto_ns;
     int64_t start_ns, stop_ns;
+    int64_t ccp_gain_milli, ccp_storage_bytes; /* ccp (7.13): Kp in thousandths; B in bytes, 0: estimated */
     /* delay dynamics (4, 6) */
     int32_t delay_n;
     int64_t *delay_start_ns, *fwd_delay_step_ns, *rev_delay_step_ns;

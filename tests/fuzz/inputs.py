@@ -22,7 +22,7 @@ FILES = "@files"
 POLICY_IDS = ["minrtt", "rr", "dams", "dams-c", "dams-robust", "daps", "dems", "dtp", "ecf", "edf", "blest", "srpt-ecf",
               "spd", "lpc", "let", "spdx", "lpcx", "letx", "sa-ecf", "srpt-minrtt", "blind-rr", "random", "redundant",
               "xquic-reinject", "xlink", "otias", "peekaboo"]
-CCS = ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"]
+CCS = ["ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp"]
 
 _EDGE_INTS = [0, -1, 1, 2, 7, 2**31 - 1, 2**31, 2**32, 2**53 + 1, 2**62, 2**63 - 1, 2**63, 2**64, 10**30, -10**30]
 _EDGE_FLOATS = [0.0, -0.0, 1e-300, 5e-324, 1e-9, 0.5, 1.0, 1.5, 1e7, 1e9, 1e12, 1e20, 1e300, -1.0, -1e300]
@@ -202,6 +202,11 @@ def path(draw: st.DrawFn, files: dict[str, str], links: list[str]) -> dict[str, 
         p["loss"] = draw(loss())
     if draw(st.booleans()):
         p["cc"] = draw(st.sampled_from(CCS))
+    if p.get("cc") == "ccp" or draw(st.integers(0, 9)) == 0:  # also on other controllers, where it is refused
+        if draw(st.booleans()):
+            p["ccp_gain"] = draw(st.one_of(st.floats(-1, 200), st.sampled_from([0, 0.001, 2, 3.5, 100, 2.0005])))
+        if draw(st.booleans()):
+            p["ccp_storage_packets"] = draw(st.one_of(st.integers(-5, 2**31), st.just(40)))
     if draw(st.integers(0, 3)) == 0:
         p["delay"] = draw(delay_dynamics(files))
     if draw(st.integers(0, 3)) == 0:

@@ -10,6 +10,7 @@ import argparse
 
 from mpsched.envs import scenarios
 from mpsched.envs.episode import build_episode
+from mpsched.envs.scenario import CCP_KEYS
 
 
 def main() -> None:
@@ -17,7 +18,7 @@ def main() -> None:
     ap.add_argument("scenario")
     ap.add_argument("seed", type=int)
     ap.add_argument("out")
-    ap.add_argument("--cc", choices=("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas"),
+    ap.add_argument("--cc", choices=("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp"),
                     help="override every path's congestion control")
     ap.add_argument("--loss", type=float, help="override every path's loss rate")
     ap.add_argument("--duration", type=float, help="override the duration [s]")
@@ -29,6 +30,8 @@ def main() -> None:
     for p in d["paths"]:
         if args.cc:
             p["cc"] = args.cc
+            for key in CCP_KEYS:
+                p.pop(key, None)
         if args.loss is not None:
             p["loss"] = args.loss
     if args.duration:
@@ -37,8 +40,8 @@ def main() -> None:
         d["receiver"] = {**d["receiver"], "sequence": "stream"}
     ep = build_episode(scenarios.resolve(d), args.seed)
     c = ep.core_inputs(drop_expired=args.drop_expired)
-    codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "balia": 5, "wvegas": 6, "iid": 0,
-             "gilbert_elliott": 1, "block": 0, "in_order": 1, "immediate": 0, "prr": 1}
+    codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "balia": 5, "wvegas": 6, "ccp": 7,
+             "iid": 0, "gilbert_elliott": 1, "block": 0, "in_order": 1, "immediate": 0, "prr": 1}
     b = c["blocks"]
     with open(args.out, "w") as f:
         f.write(" ".join(str(x) for x in (
@@ -59,6 +62,7 @@ def main() -> None:
                 p.get("fwd_jitter_ns", 0), p.get("rev_jitter_ns", 0), len(p.get("delay_start_ns", ())),
                 len(p.get("down_start_ns", ())), int(bool(p.get("backup", False))), p.get("ack_loss_threshold", 0),
                 p.get("rev_rate_bps", 0), p.get("ack_bytes", 0), p.get("rev_queue_bytes", 1 << 62),
+                p.get("ccp_gain_milli", 2000), p.get("ccp_storage_bytes", 0),
             )) + "\n")
             for key in ("delay_start_ns", "fwd_delay_step_ns", "rev_delay_step_ns", "down_start_ns", "down_end_ns"):
                 f.write(" ".join(str(int(x)) for x in p.get(key, ())) + "\n")

@@ -67,7 +67,8 @@ static int read_subflow(FILE *f, mps_subflow_config *p) {
         read_i64(f, &fast_recovery) || read_i64(f, &p->fwd_jitter_ns) || read_i64(f, &p->rev_jitter_ns) ||
         read_i64(f, &delay_n) || delay_n < 0 || delay_n > MPS_MAX_DELAY_STEPS || read_i64(f, &down_n) ||
         down_n < 0 || down_n > MPS_MAX_OUTAGES || read_i64(f, &backup) || read_u64(f, &p->ack_loss_threshold) ||
-        read_i64(f, &p->rev_rate_bps) || read_i64(f, &p->ack_bytes) || read_i64(f, &p->rev_queue_bytes))
+        read_i64(f, &p->rev_rate_bps) || read_i64(f, &p->ack_bytes) || read_i64(f, &p->rev_queue_bytes) ||
+        read_i64(f, &p->ccp_gain_milli) || read_i64(f, &p->ccp_storage_bytes))
         return -1;
     p->backup = (int32_t)backup;
     p->delay_n = (int32_t)delay_n;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Memory checks of the simulator core, without and with Python:
 #   1. the C driver (episode_main.c) built with -O1 -g runs full NewReno, Cubic and ideal
-#      episodes with random loss, an episode with every part of the model (rich.yaml:
-#      shared link, cross traffic, LIA, OLIA, Cubic, Gilbert-Elliott, PRR, in-order receiver)
+#      episodes with random loss, a CCP one, an episode with every part of the model (rich.yaml:
+#      shared link, cross traffic, LIA, OLIA, BALIA, wVegas, CCP, Gilbert-Elliott, PRR, in-order
+#      receiver)
 #      and one with expired blocks dropped, natively (every native baseline) and through
 #      the observation API, and one of one-byte packets whose lanes outgrow the episode's
 #      single allocation (tiny_packets.yaml), under valgrind memcheck; any error or
@@ -33,6 +34,7 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 0 "$work/newreno.txt" --cc newreno --loss 0.02
 "$python" "$here/dump_episode.py" dams-dynamic-2-rtt-80 1 "$work/ideal.txt" --cc ideal --loss 0.02
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 2 "$work/cubic.txt" --cc cubic --loss 0.01
+"$python" "$here/dump_episode.py" dams-bw-1-1.5 9 "$work/ccp.txt" --cc ccp --loss 0.01
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 3 "$work/rich.txt"
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 5 "$work/stream.txt" --stream-sequence --drop-expired
 "$python" "$here/dump_episode.py" dams-dynamic-1-rtt-40 4 "$work/expiring.txt" --drop-expired --duration 10
@@ -49,6 +51,8 @@ runs=(
     "newreno.txt step 16 2 3 30000"
     "ideal.txt step 4 8 2 30000"
     "cubic.txt run minrtt"
+    "ccp.txt run minrtt"
+    "ccp.txt step 16 2 3 30000"
     "rich.txt run minrtt"
     "rich.txt run rr"
     "rich.txt step 8 8 3 30000"
