@@ -754,7 +754,6 @@ def _sensitivity(value: Any, groups: list[Group], groups_raw: list[Any], suite: 
                 scenarios.append(entry_spec)
             spec = {**raw, "name": f"{group_name}{VARIANT_MARK}{name}", "scenarios": scenarios,
                     "title": f"{base.title} [{title}]", "description": str(entry.get("description", title))}
-            spec.pop("series", None)
             if "seeds" in entry:
                 spec["seeds"] = entry["seeds"]
             group = _group(spec, f"{where} ({group_name})", suite, folder, seeds, drop)

@@ -26,13 +26,13 @@ def test_built_in_suites_load_and_expand() -> None:
     """Every built-in suite the issue names is there and expands to distinct keys."""
     assert set(BUILT_IN) <= set(names())
     expected = {  # groups x scenarios x policies x seeds, counted by hand from the YAML files
-        # the groups; the real-trace variant of trace and the ideal-cc and cubic variants of
+        # the groups; the real-trace variant of trace and the ideal-cc, cubic and 20 ms queue variants of
         # every group, without the optimum
         "dams-paper": 2 * 8 * 10 + 5 * 8 * 5 + 6 * 8 * 5 + 4 * 8 * 5 + 2 * 7 * 10
-        + 2 * (2 * 7 * 10 + 5 * 7 * 5 + 6 * 7 * 5 + 4 * 7 * 5),
+        + 3 * (2 * 7 * 10 + 5 * 7 * 5 + 6 * 7 * 5 + 4 * 7 * 5),
         "daps-paper": (6 + 3 + 2 * 6) * 2 * 3,  # and the ideal-cc and cubic variants of table-ii
         "rtx-paper": (1 + 5) * 4 * 4 * 6 * 5,  # the groups and five sensitivity variants of each
-        "srpt-ecf-paper": 1 * 4 * 10,
+        "srpt-ecf-paper": (1 + 3) * 4 * 10,  # and three sensitivity variants
         "leaderboard": 13 * (len(registry.ids("baseline")) + 2) * 10,
     }
     for name, count in expected.items():
