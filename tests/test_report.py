@@ -264,6 +264,31 @@ def test_the_report_counts_its_claims_by_verdict(tmp_path: Path) -> None:
     assert "| where | paper | check | paper's number | tolerance | ours | verdict |" in md
 
 
+def test_claims_across_settings_and_along_a_trend() -> None:
+    """``across`` compares a policy's mean between two scenarios, ``trend`` along ordered
+    scenarios; both strict. In the synthetic rows every policy scores 0.1 more on s2 than
+    on s1."""
+    ctx = context(synthetic())
+    across = {"kind": "across", "group": "g", "policies": ["a", "b"], "scenario_pairs": [["s1", "s2"]],
+              "op": "<", "metric": "on_time_rate", "expect": {"op": ">=", "value": 1.0}}
+    out = evaluate_claim(ctx, across)
+    assert (out.hold, out.total, out.ties) == (2, 2, 0)
+    assert out.text == "2 of 2 cases (a: s1 0.620 vs s2 0.720; b: s1 0.500 vs s2 0.600)"
+    assert verdict(across, out) == "reproduced"
+    reversed_pairs = evaluate_claim(ctx, {**across, "op": ">"})
+    assert (reversed_pairs.hold, verdict(across, reversed_pairs)) == (0, "not reproduced")
+    trend = {"kind": "trend", "policies": ["a", "b", "optimum"], "scenarios": ["s1", "s2"], "op": ">",
+             "metric": "on_time_rate", "expect": {"op": ">=", "value": 1.0}}
+    falling = evaluate_claim(ctx, trend)
+    assert (falling.hold, falling.total) == (0, 3)
+    rising = evaluate_claim(ctx, {**trend, "op": "<"})
+    assert (rising.hold, rising.total) == (3, 3) and "a: 0.620 -> 0.720" in rising.text
+    with pytest.raises(ReportError, match="op '<='"):
+        evaluate_claim(ctx, {**trend, "op": "<="})
+    with pytest.raises(ReportError, match="no rows of 'a' in s3"):
+        evaluate_claim(ctx, {**across, "scenario_pairs": [["s1", "s3"]]})
+
+
 def test_claims_are_evaluated_again_on_each_sensitivity_variant(tmp_path: Path) -> None:
     """Rows of a variant group (g@v: b beats a there) stay out of the suite's tables and
     are shown with the claim evaluated on them as on g, beside its explanation."""

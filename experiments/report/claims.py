@@ -100,7 +100,11 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
     scenarios where ``policy``'s mean is strictly better than every other policy's of
     ``among``; with ``margin`` m, within m of the best other counts), ``gain`` (a's
     pooled mean over each of the policies ``b`` (a list) minus 1; the value is their mean,
-    the span their lowest and highest) and ``test`` (a worked example the project's test
+    the span their lowest and highest), ``across`` (the fraction of cases, each policy of
+    ``policies`` and pair of ``scenario_pairs``, where its mean in the first scenario ``op``
+    its mean in the second: the paper comparing settings, not policies), ``trend`` (the
+    fraction of ``policies`` whose means along the ordered ``scenarios`` rise (``op`` <)
+    or fall (>) strictly at every step) and ``test`` (a worked example the project's test
     ``test`` asserts, so that it holds in every revision that passes its tests; with
     ``measured``, a mapping of ``value``, ``text`` and optionally ``low`` and ``high``, the
     number that test computes and asserts, which ``expect`` and ``magnitude`` then check).
@@ -188,6 +192,8 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
         tie_text = f", {ties} tie{'s' if ties != 1 else ''}" if ties else ""
         return ClaimOutcome(f"{hold} of {total} cases{tie_text}{detail}",
                             float(hold) / total if total else float("nan"), hold, total, ties)
+    if kind in ("across", "trend"):
+        return _scenario_ordering(ctx, spec)
     if kind == "best":
         # the optimum is a bound, not a competitor: "best" means best among the schedulers
         among = spec.get("among") or [p for p in ctx.policies(spec.get("group"), ctx.group_rows(spec.get("group")))
@@ -206,6 +212,49 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
         return ClaimOutcome(f"best in {wins} of {total} scenarios{tie_text}",
                             float(wins) / total if total else float("nan"), wins, total, ties)
     raise ReportError(f"claim {spec.get('id')}: unknown kind {kind!r}")
+
+
+def _scenario_ordering(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
+    """``across``: for each policy of ``policies`` and each pair of ``scenario_pairs``, its
+    mean in the first scenario ``op`` its mean in the second. ``trend``: for each policy,
+    its means along the ordered ``scenarios``, each consecutive pair ``op`` (``<``: rising,
+    ``>``: falling). Strict: a tie does not hold."""
+    op = spec.get("op", "<")
+    if op not in STRICT_OPS:
+        raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: op {op!r} is not one of {', '.join(STRICT_OPS)}")
+    metric = spec["metric"]
+    if spec["kind"] == "across":
+        pairs = [(str(a), str(b)) for a, b in spec["scenario_pairs"]]
+    else:
+        order = [str(x) for x in spec["scenarios"]]
+        pairs = list(zip(order, order[1:]))
+    wanted = {x for pair in pairs for x in pair}
+    hold = total = ties = 0
+    cases = []
+    for policy in spec["policies"]:
+        means = _scenario_means(ctx, {**spec, "scenarios": sorted(wanted)}, policy, metric)
+        missing = wanted - set(means)
+        if missing:
+            raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: no rows of {policy!r} in "
+                              f"{', '.join(sorted(missing))}")
+        if spec["kind"] == "trend":
+            steps = [means[a] < means[b] if op == "<" else means[a] > means[b] for a, b in pairs]
+            total += 1
+            ties += any(means[a] == means[b] for a, b in pairs)
+            hold += all(steps)
+            cases.append(f"{policy}: " + " -> ".join(_fmt_value(metric, means[x], unit=False)
+                                                    for x in [pairs[0][0]] + [b for _, b in pairs]))
+            continue
+        for a, b in pairs:
+            total += 1
+            ties += means[a] == means[b]
+            hold += means[a] < means[b] if op == "<" else means[a] > means[b]
+            cases.append(f"{policy}: {a} {_fmt_value(metric, means[a], unit=False)} vs {b} "
+                         f"{_fmt_value(metric, means[b], unit=False)}")
+    detail = f" ({'; '.join(cases)})" if total <= 4 else ""
+    tie_text = f", {ties} tie{'s' if ties != 1 else ''}" if ties else ""
+    return ClaimOutcome(f"{hold} of {total} cases{tie_text}{detail}", float(hold) / total if total else float("nan"),
+                        hold, total, ties)
 
 
 _OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
@@ -268,7 +317,7 @@ def check_text(spec: dict[str, Any]) -> str:
     exp = spec.get("expect")
     if not exp:
         return "-"
-    if spec.get("kind") in ("count", "best"):
+    if spec.get("kind") in ("count", "best", "across", "trend"):
         return f"holds in {exp['op']} {100 * float(exp['value']):.0f} % of cases"
     return f"ours {exp['op']} {_number(float(exp['value']))}"
 
