@@ -134,19 +134,8 @@ class FluidPaths:
     latencies: tuple[Fraction, ...]
 
     def __init__(self, rates: Sequence[Number], latencies: Sequence[Number]) -> None:
-        exact_rates = _exact_list(rates, "rates")
-        exact_latencies = _exact_list(latencies, "latencies")
-        if not exact_rates:
-            raise ValueError("the fluid model needs at least one path")
-        if len(exact_rates) != len(exact_latencies):
-            raise ValueError(f"rates and latencies must have one entry per path: got {len(exact_rates)} rates "
-                             f"and {len(exact_latencies)} latencies")
-        for p, rate in enumerate(exact_rates):
-            if rate <= 0:
-                raise ValueError(f"rates[{p}] must be positive, got {rates[p]!r}")
-        for p, latency in enumerate(exact_latencies):
-            if latency < 0:
-                raise ValueError(f"latencies[{p}] must be non-negative, got {latencies[p]!r}")
+        exact_rates, exact_latencies = _paired(rates, "rates", latencies, "latencies", "path",
+                                               "the fluid model needs at least one path")
         object.__setattr__(self, "rates", exact_rates)
         object.__setattr__(self, "latencies", exact_latencies)
 
@@ -309,20 +298,27 @@ def _merged(paths: FluidPaths, pieces: Sequence[tuple[int, Fraction, Fraction, i
 
 def _check_streams(sizes: Sequence[Number], releases: Sequence[Number]) -> tuple[tuple[Fraction, ...],
                                                                                   tuple[Fraction, ...]]:
-    exact_sizes = _exact_list(sizes, "sizes")
-    exact_releases = _exact_list(releases, "releases")
-    if not exact_sizes:
-        raise ValueError("at least one stream is needed")
-    if len(exact_sizes) != len(exact_releases):
-        raise ValueError(f"sizes and releases must have one entry per stream: got {len(exact_sizes)} sizes and "
-                         f"{len(exact_releases)} releases")
-    for m, size in enumerate(exact_sizes):
-        if size <= 0:
-            raise ValueError(f"sizes[{m}] must be positive, got {sizes[m]!r}")
-    for m, release in enumerate(exact_releases):
-        if release < 0:
-            raise ValueError(f"releases[{m}] must be non-negative, got {releases[m]!r}")
-    return exact_sizes, exact_releases
+    return _paired(sizes, "sizes", releases, "releases", "stream", "at least one stream is needed")
+
+
+def _paired(positive: Sequence[Number], positive_name: str, non_negative: Sequence[Number], non_negative_name: str,
+            entry: str, empty: str) -> tuple[tuple[Fraction, ...], tuple[Fraction, ...]]:
+    """Two lists of one entry per path or stream, exact: the first positive, the second
+    non-negative (``ValueError`` naming the entry otherwise)."""
+    first = _exact_list(positive, positive_name)
+    second = _exact_list(non_negative, non_negative_name)
+    if not first:
+        raise ValueError(empty)
+    if len(first) != len(second):
+        raise ValueError(f"{positive_name} and {non_negative_name} must have one entry per {entry}: got "
+                         f"{len(first)} {positive_name} and {len(second)} {non_negative_name}")
+    for k, value in enumerate(first):
+        if value <= 0:
+            raise ValueError(f"{positive_name}[{k}] must be positive, got {positive[k]!r}")
+    for k, value in enumerate(second):
+        if value < 0:
+            raise ValueError(f"{non_negative_name}[{k}] must be non-negative, got {non_negative[k]!r}")
+    return first, second
 
 
 def _schedule(paths: FluidPaths, releases: tuple[Fraction, ...],
