@@ -89,8 +89,8 @@ with one model choice changed (a report shows them beside the paper's claims):
 
 A variant of group ``G`` is the group ``G@NAME`` whose scenarios are ``G``'s with the
 variant's ``set`` applied, named ``SCENARIO@NAME``, with the same policies (or those
-listed). Reports keep
-variants out of the suite's tables and evaluate each claim on them as on ``G``.
+listed). Reports keep variants out of the suite's tables and evaluate each claim on them
+as on ``G``.
 
 Train/test split
 ----------------

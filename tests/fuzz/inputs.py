@@ -291,6 +291,10 @@ def workload(draw: st.DrawFn, files: dict[str, str]) -> dict[str, Any]:
             w["gop"] = draw(st.sampled_from(["I", "IPPP", "IBBPBBPBBPBB", "", "IX"]))
         if draw(st.booleans()):
             w["playout_startup_ms"] = draw(st.floats(1, 2000))
+        if draw(st.booleans()):
+            w["player"] = draw(st.sampled_from([{"type": "fixed"}, {"type": "catchup"}, "catchup", {"type": "vlc"}]) |
+                               st.builds(lambda speed, late: {"type": "catchup", "speed": speed, "max_late_ms": late},
+                                         st.floats(0.5, 4.0), st.floats(-10.0, 5000.0)))
         return {**w, **deadline}
     if kind == "web":
         return {"type": "web", "page_interval_s": draw(st.floats(0.01, 2)), **deadline}
