@@ -202,9 +202,12 @@ class _Planner(Policy):
     _arrive_together = False
     _alpha = 0.0
 
-    def __init__(self, change_threshold: float = 0.1) -> None:
+    def __init__(self, change_threshold: float = 0.1, forward_queue: bool = False) -> None:
         super().__init__()
         self.change_threshold = _check_threshold(change_threshold)
+        if not isinstance(forward_queue, bool):
+            raise ValueError(f"forward_queue must be true or false, got {forward_queue!r}")
+        self.forward_queue = forward_queue
         self._reset_plan()
 
     def _reset_plan(self) -> None:
@@ -226,9 +229,16 @@ class _Planner(Policy):
     # inputs ---------------------------------------------------------------------------
     def _owd(self, obs: Observation) -> list[float]:
         """One-way delay per path, ns: ``(srtt + alpha * rttvar) / 2`` (alpha = 0 but in
-        DAMS-Robust)."""
-        return [(float(int(obs.srtt_ns[i])) + self._alpha * float(int(obs.rttvar_ns[i]))) * 0.5
-                for i in range(obs.n_paths)]
+        DAMS-Robust), the papers' ``RTT_j / 2``; with ``forward_queue``, ``srtt`` is replaced
+        by ``2 srtt - min_rtt``, so the delay is ``srtt - min_rtt / 2``: the queueing a
+        window keeps at the bottleneck is on the way to the receiver (docs/model.md 7.15)."""
+        owd = []
+        for i in range(obs.n_paths):
+            srtt = int(obs.srtt_ns[i])
+            if self.forward_queue:
+                srtt = 2 * srtt - int(obs.min_rtt_ns[i])
+            owd.append((float(srtt) + self._alpha * float(int(obs.rttvar_ns[i]))) * 0.5)
+        return owd
 
     def _network_changed(self, rate: list[float], owd: list[float]) -> bool:
         th = self.change_threshold
@@ -418,6 +428,10 @@ class DEMS(_Planner):
         Relative change of a path's rate or one-way delay estimate since the last split
         that counts as a network change (0.1: 10 %). Not in the paper, which recomputes
         "when this module perceives network changes" (Sec. IV).
+    forward_queue : bool
+        Take the one-way delay as ``srtt - min_rtt / 2`` instead of the paper's
+        ``srtt / 2`` (false): all of the queueing delay a window keeps is on the forward
+        path (docs/model.md 7.15). Not in the paper.
     """
 
     name = "dems"
@@ -480,6 +494,10 @@ class DAMS(_Planner):
         Relative change of a path's rate or one-way delay estimate since the last plan
         that counts as a network change (0.1: 10 %). Not in the paper, which reschedules
         "when this module perceives network changes" (Sec. IV).
+    forward_queue : bool
+        Take the one-way delay as ``srtt - min_rtt / 2`` instead of the paper's
+        ``srtt / 2`` (false): all of the queueing delay a window keeps is on the forward
+        path (docs/model.md 7.15). Not in the paper.
     """
 
     name = "dams"
@@ -501,6 +519,8 @@ class DAMSC(_Planner):
     ----------
     change_threshold : float
         As in :class:`DAMS` (0.1).
+    forward_queue : bool
+        As in :class:`DAMS` (false).
     """
 
     name = "dams-c"
@@ -535,6 +555,8 @@ class DAMSRobust(_Planner):
         ``alpha`` of eq. (2), >= 0; 1 in the paper.
     change_threshold : float
         As in :class:`DAMS` (0.1).
+    forward_queue : bool
+        As in :class:`DAMS` (false).
     """
 
     name = "dams-robust"
@@ -542,10 +564,10 @@ class DAMSRobust(_Planner):
     paper = "DAMS [dams] Sec. III-D, eq. (2): DAMS-Robust"
     deadline_aware = True
 
-    def __init__(self, alpha: float = 1.0, change_threshold: float = 0.1) -> None:
+    def __init__(self, alpha: float = 1.0, change_threshold: float = 0.1, forward_queue: bool = False) -> None:
         value = float(alpha)
         if not (math.isfinite(value) and value >= 0.0):
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         self.alpha = value
         self._alpha = value
-        super().__init__(change_threshold)
+        super().__init__(change_threshold, forward_queue)

@@ -36,6 +36,7 @@ typedef struct {
     int arrive_together; /* split so the parts arrive together (DEMS, DAMS-C) */
     double alpha;        /* eq. (2) safeguard (DAMS-Robust), 0 otherwise */
     double threshold;    /* relative change that counts as a network change */
+    int forward_queue;   /* one-way delay srtt - min_rtt / 2: the window's queue is on the forward path */
 } dams_mode;
 
 #define DAMS_NO_EXPIRY INT64_MAX
@@ -191,13 +192,15 @@ static void split_block(int64_t rem, double *free_at, const double *q, const dou
     a[first] += rem - assigned;
 }
 
-/* Rates, one-way delays (srtt + alpha * rttvar) / 2 and their order. */
+/* Rates, one-way delays (srtt + alpha * rttvar) / 2 and their order; with forward_queue
+ * srtt is replaced by 2 srtt - min_rtt (docs/model.md 7.15). */
 static void read_paths(const mps_sim *s, const dams_mode *m, double *rate, double *owd, double *q, int *owd_order) {
     const int P = s->n_paths;
     for (int i = 0; i < P; i++) {
         const mps_path *p = &s->paths[i];
+        const int64_t srtt = m->forward_queue ? 2 * p->srtt_ns - p->min_rtt_ns : p->srtt_ns;
         rate[i] = p->rate_bps;
-        owd[i] = ((double)p->srtt_ns + m->alpha * (double)p->rttvar_ns) * 0.5;
+        owd[i] = ((double)srtt + m->alpha * (double)p->rttvar_ns) * 0.5;
         q[i] = rate[i] / DAMS_BITS_PER_BYTE_NS;
         owd_order[i] = i;
     }
@@ -418,27 +421,28 @@ static int32_t decide_fifo(mps_sim *s, mps_policy *pol, int j, const dams_mode *
 }
 
 static int32_t dems_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {0, 1, 0.0, pol->param[0]};
+    const dams_mode m = {0, 1, 0.0, pol->param[0], pol->param[1] != 0.0};
     return decide_fifo(s, pol, j, &m);
 }
 
 static int32_t dams_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {1, 0, 0.0, pol->param[0]};
+    const dams_mode m = {1, 0, 0.0, pol->param[0], pol->param[1] != 0.0};
     return decide_edf(s, pol, j, &m);
 }
 
 static int32_t dams_c_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {1, 1, 0.0, pol->param[0]};
+    const dams_mode m = {1, 1, 0.0, pol->param[0], pol->param[1] != 0.0};
     return decide_edf(s, pol, j, &m);
 }
 
 static int32_t dams_robust_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {1, 0, pol->param[0], pol->param[1]};
+    const dams_mode m = {1, 0, pol->param[0], pol->param[1], pol->param[2] != 0.0};
     return decide_edf(s, pol, j, &m);
 }
 
-static const mps_param_def dams_params[] = {{"change_threshold", 0.0, DBL_MAX}};
-static const mps_param_def dams_robust_params[] = {{"alpha", 0.0, DBL_MAX}, {"change_threshold", 0.0, DBL_MAX}};
+static const mps_param_def dams_params[] = {{"change_threshold", 0.0, DBL_MAX}, {"forward_queue", 0.0, 1.0}};
+static const mps_param_def dams_robust_params[] = {
+    {"alpha", 0.0, DBL_MAX}, {"change_threshold", 0.0, DBL_MAX}, {"forward_queue", 0.0, 1.0}};
 const mps_policy_def mps_policy_dems = {"dems", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dems_decide};
 const mps_policy_def mps_policy_dams = {"dams", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dams_decide};
 const mps_policy_def mps_policy_dams_c = {"dams-c", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dams_c_decide};
