@@ -285,8 +285,23 @@ def test_claims_across_settings_and_along_a_trend() -> None:
     assert (rising.hold, rising.total) == (3, 3) and "a: 0.620 -> 0.720" in rising.text
     with pytest.raises(ReportError, match="op '<='"):
         evaluate_claim(ctx, {**trend, "op": "<="})
+    gap = evaluate_claim(ctx, {**trend, "policies": ["a"], "minus": "b", "op": ">"})
+    assert gap.hold == 0 and gap.text.endswith("(a - b: 0.120 -> 0.120)")  # the gap is the same on s1 and s2
+    with pytest.raises(ReportError, match="op 'peak'"):
+        evaluate_claim(ctx, {**across, "op": "peak"})
     with pytest.raises(ReportError, match="no rows of 'a' in s3"):
         evaluate_claim(ctx, {**across, "scenario_pairs": [["s1", "s3"]]})
+
+
+@pytest.mark.parametrize(("series", "op", "holds"), [
+    ([1, 2, 3], "<", True), ([1, 2, 2], "<", False), ([3, 2, 1], ">", True), ([1, 3, 2], "peak", True),
+    ([1, 3, 3, 2], "peak", False), ([1, 2, 3], "peak", False), ([3, 2, 1], "peak", False),
+    ([1, 3, 2, 4], "peak", False),
+])
+def test_a_trend_rises_falls_or_peaks_strictly(series: list[float], op: str, holds: bool) -> None:
+    from mpsched.experiments.report.claims import _follows
+
+    assert _follows([float(v) for v in series], op) is holds
 
 
 def test_claims_are_evaluated_again_on_each_sensitivity_variant(tmp_path: Path) -> None:

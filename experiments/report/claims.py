@@ -103,8 +103,9 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
     the span their lowest and highest), ``across`` (the fraction of cases, each policy of
     ``policies`` and pair of ``scenario_pairs``, where its mean in the first scenario ``op``
     its mean in the second: the paper comparing settings, not policies), ``trend`` (the
-    fraction of ``policies`` whose means along the ordered ``scenarios`` rise (``op`` <)
-    or fall (>) strictly at every step) and ``test`` (a worked example the project's test
+    fraction of ``policies`` whose means along the ordered ``scenarios``, or their gap to
+    ``minus``, rise (``op`` <) or fall (>) strictly at every step, or peak inside the series
+    (``peak``)) and ``test`` (a worked example the project's test
     ``test`` asserts, so that it holds in every revision that passes its tests; with
     ``measured``, a mapping of ``value``, ``text`` and optionally ``low`` and ``high``, the
     number that test computes and asserts, which ``expect`` and ``magnitude`` then check).
@@ -217,11 +218,14 @@ def evaluate_claim(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
 def _scenario_ordering(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome:
     """``across``: for each policy of ``policies`` and each pair of ``scenario_pairs``, its
     mean in the first scenario ``op`` its mean in the second. ``trend``: for each policy,
-    its means along the ordered ``scenarios``, each consecutive pair ``op`` (``<``: rising,
-    ``>``: falling). Strict: a tie does not hold."""
+    its means along the ordered ``scenarios`` (less the means of ``minus``, when given: a
+    gap between two policies), each consecutive pair ``op`` (``<``: rising, ``>``:
+    falling), or with ``op: peak`` rising to a maximum inside the series and falling after
+    it. Strict: a tie does not hold."""
     op = spec.get("op", "<")
-    if op not in STRICT_OPS:
-        raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: op {op!r} is not one of {', '.join(STRICT_OPS)}")
+    allowed = STRICT_OPS + (("peak",) if spec["kind"] == "trend" else ())
+    if op not in allowed:
+        raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: op {op!r} is not one of {', '.join(allowed)}")
     metric = spec["metric"]
     if spec["kind"] == "across":
         pairs = [(str(a), str(b)) for a, b in spec["scenario_pairs"]]
@@ -238,12 +242,16 @@ def _scenario_ordering(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome
             raise ReportError(f"claim {spec.get('id', spec.get('paper'))}: no rows of {policy!r} in "
                               f"{', '.join(sorted(missing))}")
         if spec["kind"] == "trend":
-            steps = [means[a] < means[b] if op == "<" else means[a] > means[b] for a, b in pairs]
+            name = policy
+            if spec.get("minus"):
+                other = _scenario_means(ctx, {**spec, "scenarios": sorted(wanted)}, spec["minus"], metric)
+                means = {x: means[x] - other[x] for x in wanted}
+                name = f"{policy} - {spec['minus']}"
+            series = [means[x] for x in [pairs[0][0]] + [b for _, b in pairs]]
             total += 1
-            ties += any(means[a] == means[b] for a, b in pairs)
-            hold += all(steps)
-            cases.append(f"{policy}: " + " -> ".join(_fmt_value(metric, means[x], unit=False)
-                                                    for x in [pairs[0][0]] + [b for _, b in pairs]))
+            ties += any(u == v for u, v in zip(series, series[1:]))
+            hold += _follows(series, op)
+            cases.append(f"{name}: " + " -> ".join(_fmt_value(metric, v, unit=False) for v in series))
             continue
         for a, b in pairs:
             total += 1
@@ -255,6 +263,16 @@ def _scenario_ordering(ctx: ReportContext, spec: dict[str, Any]) -> ClaimOutcome
     tie_text = f", {ties} tie{'s' if ties != 1 else ''}" if ties else ""
     return ClaimOutcome(f"{hold} of {total} cases{tie_text}{detail}", float(hold) / total if total else float("nan"),
                         hold, total, ties)
+
+
+def _follows(series: list[float], op: str) -> bool:
+    """Whether a series rises (``<``) or falls (``>``) strictly at every step, or (``peak``)
+    rises strictly to a maximum inside it and falls strictly after."""
+    if op == "peak":
+        top = int(np.argmax(series))
+        return (0 < top < len(series) - 1 and all(u < v for u, v in zip(series[:top], series[1:top + 1]))
+                and all(u > v for u, v in zip(series[top:], series[top + 1:])))
+    return all(u < v if op == "<" else u > v for u, v in zip(series, series[1:]))
 
 
 _OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
