@@ -65,6 +65,7 @@ __all__ = [
     "DELAY_KEYS",
     "QUEUE_KEYS",
     "CCP_KEYS",
+    "set_path_cc",
 ]
 
 CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp")
@@ -315,6 +316,15 @@ CCP_MAX_GAIN = 100.0
 CCP_MAX_STORAGE_PACKETS = 2**30
 CCP_KEYS: tuple[str, ...] = ("ccp_gain", "ccp_storage_packets")
 """A path's keys that only ``cc: ccp`` takes: a path given another controller drops them."""
+
+
+def set_path_cc(path: dict[str, Any], cc: str) -> None:
+    """Give a path mapping the controller ``cc``, dropping the keys only another controller
+    takes (:data:`CCP_KEYS`), as a scenario built from it requires."""
+    path["cc"] = cc
+    if cc != "ccp":
+        for key in CCP_KEYS:
+            path.pop(key, None)
 
 
 def _ccp_parameters(d: Mapping[str, Any], where: str, cc: str) -> tuple[float, int | None]:

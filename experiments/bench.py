@@ -64,7 +64,7 @@ import numpy as np
 from .. import baselines
 from ..envs import ENV_ID, _core, registry, scenarios
 from ..envs.episode import build_episode
-from ..envs.scenario import CCP_KEYS, Scenario
+from ..envs.scenario import Scenario, set_path_cc
 from ..envs.simulate import simulate
 from ..envs.vector import MultipathDeadlineVectorEnv
 
@@ -83,9 +83,7 @@ def _with_cc(scenario: Scenario, cc: str) -> Scenario:
     d = scenario.to_dict()
     d["transport"]["cc"] = cc
     for p in d["paths"]:
-        p["cc"] = cc
-        for key in CCP_KEYS:
-            p.pop(key, None)
+        set_path_cc(p, cc)
     return Scenario.from_dict(d)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..envs.errors import MpschedError, SuiteError
-from ..envs.scenario import DELAY_KEYS, QUEUE_KEYS, Scenario
+from ..envs.scenario import DELAY_KEYS, QUEUE_KEYS, Scenario, set_path_cc
 from ..envs.textfiles import exists, read_yaml
 
 __all__ = ["ScenarioCase", "expand_case", "format_value", "reject_unknown_keys", "scenario_hash"]
@@ -155,7 +155,11 @@ def _set_path(target: dict[str, Any], path: str, value: Any, where: str, suite: 
 
 
 def _assign(node: dict[str, Any], key: str, value: Any) -> None:
-    """Set a key, dropping the keys it excludes (one way of giving delays or queues)."""
+    """Set a key, dropping the keys it excludes (one way of giving delays or queues, the
+    parameters of another congestion controller)."""
+    if key == "cc" and isinstance(value, str):
+        set_path_cc(node, value)
+        return
     for family in (DELAY_KEYS, QUEUE_KEYS):
         if key in family:
             pair = ("fwd_delay_ms", "rev_delay_ms")

@@ -38,7 +38,7 @@ from ..envs import registry
 from ..envs.episode import Episode, build_episode
 from ..envs.policy import WAIT, Observation, Policy
 from ..envs.results import EpisodeResult
-from ..envs.scenario import CCP_KEYS, Scenario
+from ..envs.scenario import Scenario, set_path_cc
 from ..envs.scenarios import resolve
 from ..envs.simulate import simulate_episode
 from .problem import NEVER_NS, delay_steps, silent_spans
@@ -139,8 +139,8 @@ def with_ideal_cc(scenario: Scenario) -> Scenario:
     d = scenario.to_dict()
     d.setdefault("transport", {})["cc"] = "ideal"
     for path in d["paths"]:
-        path["cc"] = "ideal"
-        for key in ("ack_loss", "ack_bandwidth", "ack_bytes", "ack_queue_bytes", *CCP_KEYS):
+        set_path_cc(path, "ideal")
+        for key in ("ack_loss", "ack_bandwidth", "ack_bytes", "ack_queue_bytes"):
             path.pop(key, None)
     return Scenario.from_dict(d, base_dir=scenario.base_dir)
 

@@ -97,6 +97,18 @@ def test_grid_set_and_name(tmp_path: Path) -> None:
     assert len({c.hash for c in cases}) == 4
 
 
+def test_setting_a_controller_drops_the_parameters_only_another_takes() -> None:
+    """A ccp path's ccp_gain goes when a grid (or a sensitivity variant) gives it another
+    controller, as a scenario with ccp_gain on a newreno path is refused."""
+    base = {"duration_s": 2, "paths": [{"bandwidth": 3, "rtt_ms": 20, "cc": "ccp", "ccp_gain": 1.5}],
+            "workload": {"type": "avc"}}
+    suite = load_suite(small(groups=[{"name": "g", "policies": ["minrtt"], "scenarios": [
+        {"name": "p-{cc}", "base": base, "grid": {"cc": ["ccp", "newreno"]}, "set": {"paths[*].cc": "{cc}"}}]}]))
+    ccp, newreno = (c.scenario.paths[0] for c in suite.groups[0].cases)
+    assert (ccp.cc, ccp.ccp_gain, newreno.cc) == ("ccp", 1.5, "newreno")
+    assert "ccp_gain" not in newreno.to_dict()
+
+
 def test_scenario_files_resolve_against_the_suite_folder(tmp_path: Path) -> None:
     (tmp_path / "sc").mkdir()
     (tmp_path / "sc" / "two.yaml").write_text(textwrap.dedent("""

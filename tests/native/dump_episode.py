@@ -10,7 +10,7 @@ import argparse
 
 from mpsched.envs import scenarios
 from mpsched.envs.episode import build_episode
-from mpsched.envs.scenario import CCP_KEYS
+from mpsched.envs.scenario import set_path_cc
 
 
 def main() -> None:
@@ -29,9 +29,7 @@ def main() -> None:
     d = scenarios.resolve(args.scenario).to_dict()
     for p in d["paths"]:
         if args.cc:
-            p["cc"] = args.cc
-            for key in CCP_KEYS:
-                p.pop(key, None)
+            set_path_cc(p, args.cc)
         if args.loss is not None:
             p["loss"] = args.loss
     if args.duration:
