@@ -274,7 +274,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print("\r" + line[:110].ljust(110), end="", file=sys.stderr, flush=True)
 
     result = solve(args.scenario, slot_ms=args.slot_ms, time_limit_s=args.time_limit, threads=args.threads,
-                   model=args.model, seed=args.seed, backend=args.backend, progress=progress)
+                   model=args.model, seed=args.seed, backend=args.backend, relative_gap=args.gap, progress=progress)
     print(file=sys.stderr)
     if args.json:
         print(json.dumps(_json_safe(result.row()), indent=2))
@@ -455,6 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("auto", "sweep", "highs", "scip", "cpsat", "exhaustive"), default="auto",
                    help="method (default: %(default)s: the exact sweep where it applies, else HiGHS)")
     p.add_argument("--seed", type=int, default=None, help="episode seed (default: the scenario's)")
+    p.add_argument("--gap", type=float, default=1e-6,
+                   help="stop once the relative gap to the bound is at most this, e.g. 0.01 (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_solve)
 

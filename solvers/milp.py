@@ -134,6 +134,7 @@ def solve_milp(problem: SlotProblem, backend: str = "highs", time_limit_s: float
     problem : SlotProblem
     backend : {"highs", "scip", "cpsat", "glop"}
     time_limit_s : float
+        Wall-clock budget of the call, building the model included.
     threads : int
         Worker threads (SCIP and CP-SAT; HiGHS's branch and bound runs on one).
     hint : numpy.ndarray, optional
@@ -149,13 +150,14 @@ def solve_milp(problem: SlotProblem, backend: str = "highs", time_limit_s: float
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    deadline = time.monotonic() + time_limit_s
     columns = _columns(problem)
     if backend == "cpsat":
-        return _solve_cpsat(problem, columns, time_limit_s, threads, hint, relative_gap, log)
-    return _solve_mathopt(problem, columns, backend, time_limit_s, threads, hint, relative_gap, log)
+        return _solve_cpsat(problem, columns, deadline, threads, hint, relative_gap, log)
+    return _solve_mathopt(problem, columns, backend, deadline, threads, hint, relative_gap, log)
 
 
-def _solve_mathopt(problem: SlotProblem, columns: tuple[np.ndarray, ...], backend: str, time_limit_s: float,
+def _solve_mathopt(problem: SlotProblem, columns: tuple[np.ndarray, ...], backend: str, deadline: float,
                    threads: int, hint: np.ndarray | None, relative_gap: float,
                    log: Callable[[str], None] | None) -> MilpOutcome:
     from ortools.math_opt.python import mathopt
@@ -181,7 +183,7 @@ def _solve_mathopt(problem: SlotProblem, columns: tuple[np.ndarray, ...], backen
     solver = {"highs": mathopt.SolverType.HIGHS, "scip": mathopt.SolverType.GSCIP,
               "glop": mathopt.SolverType.GLOP}[backend]
     params = mathopt.SolveParameters(
-        time_limit=datetime.timedelta(seconds=max(time_limit_s, 0.01)),
+        time_limit=datetime.timedelta(seconds=max(deadline - time.monotonic(), 0.01)),
         threads=threads if backend == "scip" else None,
         relative_gap_tolerance=relative_gap if integer else None,
     )
@@ -223,7 +225,7 @@ def _solve_mathopt(problem: SlotProblem, columns: tuple[np.ndarray, ...], backen
                        reason.name.lower())
 
 
-def _solve_cpsat(problem: SlotProblem, columns: tuple[np.ndarray, ...], time_limit_s: float, threads: int,
+def _solve_cpsat(problem: SlotProblem, columns: tuple[np.ndarray, ...], deadline: float, threads: int,
                  hint: np.ndarray | None, relative_gap: float, log: Callable[[str], None] | None) -> MilpOutcome:
     from ortools.sat.python import cp_model
 
@@ -251,7 +253,7 @@ def _solve_cpsat(problem: SlotProblem, columns: tuple[np.ndarray, ...], time_lim
         for b, v in y.items():
             model.add_hint(v, b in chosen)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.01)
+    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
     solver.parameters.num_workers = max(int(threads), 1)
     solver.parameters.relative_gap_limit = relative_gap
     if log is not None:

@@ -12,9 +12,11 @@ Methods (``backend``):
   windows on at most two bottlenecks (every built-in scenario); ``value == upper_bound``;
 - ``"highs"``, ``"scip"``, ``"cpsat"``: the MILP of :mod:`mpsched.solvers.milp`, warm
   started from the on-time blocks of baseline schedulers so that a time-limited solve
-  is never worse than the best of them;
+  is never worse than the best of them, and (``assist``) from the sweep's optima on a
+  restriction and on relaxations of the problem, whose least optimum bounds it;
 - ``"exhaustive"``: every subset (at most 12 usable blocks), the test oracle;
-- ``"auto"`` (default): the sweep where it applies, else HiGHS.
+- ``"auto"`` (default): the sweep where it applies, else HiGHS, which is skipped when
+  a start is within ``relative_gap`` of the bound.
 
 ``model="lp"`` solves the LP relaxation of the relaxed model with GLOP: a quick bound,
 with the blocks the LP takes whole (repaired by maximum flow) as its schedule.
@@ -41,7 +43,7 @@ from .flow import Allocation, allocate, repair
 from .milp import BACKENDS as MILP_BACKENDS
 from .milp import solve_milp
 from .problem import SlotProblem, build_problem, latest_service
-from .sweep import applicable, solve_sweep, sweep_bound, sweep_heuristic
+from .sweep import applicable, solve_sweep, sweep_heuristic, sweep_relaxations
 
 __all__ = [
     "solve",
@@ -68,6 +70,8 @@ model. ``max_variables`` raises it."""
 MAX_SLOTS = 20_000_000
 """Largest number of slots (per bottleneck) of a slot problem."""
 DEFAULT_WARM_START: tuple[str, ...] = ("dams", "edf")
+DEFAULT_RELATIVE_GAP = 1e-6
+"""Relative gap at which a solve stops by default: in effect, prove the optimum."""
 
 
 class SolverError(MpschedError):
@@ -192,7 +196,8 @@ class SolveResult:
                 f"solve_s={self.solve_s:.2f})")
 
 
-def _check_args(slot_ms: float, time_limit_s: float, threads: int, model: str, backend: str) -> None:
+def _check_args(slot_ms: float, time_limit_s: float, threads: int, model: str, backend: str,
+                relative_gap: float = DEFAULT_RELATIVE_GAP) -> None:
     number = isinstance(slot_ms, (int, float)) and not isinstance(slot_ms, bool)
     if not number or not (slot_ms > 0 and math.isfinite(slot_ms)):
         raise SolverError(f"slot_ms: got {slot_ms!r}; expected a positive number of milliseconds")
@@ -204,6 +209,9 @@ def _check_args(slot_ms: float, time_limit_s: float, threads: int, model: str, b
         raise SolverError(f"model: got {model!r}; expected one of {', '.join(SOLVE_MODELS)}")
     if backend not in SOLVE_BACKENDS:
         raise SolverError(f"backend: got {backend!r}; expected one of {', '.join(SOLVE_BACKENDS)}")
+    if not isinstance(relative_gap, (int, float)) or isinstance(relative_gap, bool) or \
+            not 0 <= relative_gap < 1:
+        raise SolverError(f"relative_gap: got {relative_gap!r}; expected a number in [0, 1) (0.01 stops within 1 %)")
 
 
 def _estimate(episode: Episode, slot_ns: int) -> tuple[int, int]:
@@ -272,6 +280,7 @@ def solve_problem(
     slot_ms: float | None = None,
     name: str = "problem",
     assist: bool = True,
+    relative_gap: float = DEFAULT_RELATIVE_GAP,
     progress: Callable[[str, float | None, float | None, str], None] | None = None,
 ) -> ProblemSolution:
     """Solve a slot problem (the core of :func:`solve`, for problems built by hand).
@@ -293,8 +302,12 @@ def solve_problem(
         Only for the wording of errors.
     assist : bool
         Around a MILP, also run the sweep on a restriction of the problem (a start) and
-        on a relaxation (a bound; :func:`mpsched.solvers.sweep.sweep_bound`); with
-        ``backend="auto"`` the MILP is skipped when the two meet.
+        on relaxations (:func:`mpsched.solvers.sweep.sweep_relaxations`: the least of
+        their optima is a bound, and each one's optimal set, repaired by maximum flow,
+        another start); with ``backend="auto"`` the MILP is skipped when a start is
+        within ``relative_gap`` of the bound.
+    relative_gap : float
+        Stop once ``1 - value / bound`` is at most this (the MILP's own stopping rule too).
     progress : callable, optional
         Called with (stage, value, bound, detail); value and bound are rates.
 
@@ -363,21 +376,26 @@ def solve_problem(
         raise _too_large(name, problem.n_variables, max_variables, slot_ms)
     report("warm start")
     candidates = dict(warm_start() if warm_start is not None else {})
-    relaxation = None
+    relaxation: float | None = None
     if assist:
-        # the sweep on a restriction (a start) and on a relaxation (a bound) of the problem
+        # the sweep on a restriction (a start) and on relaxations (a bound, and their
+        # optimal sets made to fit: starts) of the problem
         restricted = sweep_heuristic(problem, deadline=start + time_limit_s / 4)
         if restricted is not None:
             if not allocate(problem, restricted).complete(problem, restricted):
                 raise RuntimeError(f"{name}: the sweep's restriction chose a set that does not fit (a solver bug)")
             candidates["sweep-restriction"] = restricted
-        relaxation = sweep_bound(problem, deadline=start + time_limit_s / 4)
+        relaxations = sweep_relaxations(problem, deadline=start + time_limit_s / 4)
+        if relaxations:
+            relaxation = min(r.weight for r in relaxations)
+        for i, found in enumerate(relaxations):
+            candidates[f"sweep-relaxation-{i + 1}"] = found.chosen
     warm: dict[str, float] = {}
     best = none
     for label, candidate in candidates.items():
         candidate = np.asarray(candidate, dtype=np.int64)
         candidate = candidate[problem.usable()[candidate]]
-        if problem.model == "relaxed" and label != "sweep-restriction":
+        if problem.model == "relaxed" and not label.startswith("sweep-"):
             # the relaxed model holds every simulated schedule (module problem): no repair
             if not allocate(problem, candidate).complete(problem, candidate):
                 raise RuntimeError(f"{name}: {label}'s on-time blocks do not fit the relaxed model; "
@@ -387,13 +405,19 @@ def solve_problem(
         warm[label] = _weight(problem, candidate) / total
         if _weight(problem, candidate) > _weight(problem, best):
             best = candidate
-    if relaxation is not None and _weight(problem, best) >= relaxation - 1e-9 * total and not explicit:
-        return ProblemSolution("optimal", "sweep", best, _weight(problem, best), relaxation,
-                               "exact: the sweep's restriction reaches the bound of its relaxation", warm)
+    if relaxation is not None and not explicit:
+        if _weight(problem, best) >= relaxation - 1e-9 * total:
+            return ProblemSolution("optimal", "sweep", best, _weight(problem, best), relaxation,
+                                   "exact: a start from the sweep reaches the bound of its relaxations", warm)
+        if _weight(problem, best) >= (1.0 - relative_gap) * relaxation:
+            gap = 1.0 - _weight(problem, best) / relaxation
+            return ProblemSolution("feasible", "sweep", best, _weight(problem, best), relaxation,
+                                   f"a start from the sweep is within {gap:.3%} of the bound of its relaxations "
+                                   f"(relative_gap {relative_gap:g}); no MILP run", warm)
     report(backend, value=_weight(problem, best) / total,
            bound=None if relaxation is None else relaxation / total)
     remaining = max(1.0, time_limit_s - (time.monotonic() - start))
-    outcome = solve_milp(problem, backend, remaining, threads, hint=best,
+    outcome = solve_milp(problem, backend, remaining, threads, hint=best, relative_gap=max(relative_gap, 1e-6),
                          log=lambda line: report(backend, detail=line.strip()) if line.strip() else None)
     chosen = best
     if outcome.weight is not None:
@@ -428,6 +452,7 @@ def solve(
     warm_start: Sequence[str] = DEFAULT_WARM_START,
     max_variables: int = MAX_VARIABLES,
     assist: bool = True,
+    relative_gap: float = DEFAULT_RELATIVE_GAP,
     progress: Callable[[Progress], None] | None = None,
 ) -> SolveResult:
     """The offline optimum of one episode of a scenario.
@@ -454,8 +479,11 @@ def solve(
     max_variables : int
         Refuse MILPs with more allocation variables (see :data:`MAX_VARIABLES`).
     assist : bool
-        Around a MILP, also run the sweep on a restriction (a start) and a relaxation (a
-        bound) of the problem (see :func:`solve_problem`).
+        Around a MILP, also run the sweep on a restriction (a start) and on relaxations
+        (a bound, and starts) of the problem (see :func:`solve_problem`).
+    relative_gap : float
+        Stop once the relative gap ``1 - value / upper_bound`` is at most this (default
+        ``1e-6``: prove the optimum or use the time limit; ``0.01`` accepts 1 %).
     progress : callable, optional
         Called with :class:`Progress` while the solve runs.
 
@@ -472,7 +500,7 @@ def solve(
         horizon, ``max_variables``).
     """
     start = time.monotonic()
-    _check_args(slot_ms, time_limit_s, threads, model, backend)
+    _check_args(slot_ms, time_limit_s, threads, model, backend, relative_gap)
 
     def report(stage: str, value: float | None = None, bound: float | None = None, detail: str = "") -> None:
         if progress is not None:
@@ -495,7 +523,7 @@ def solve(
     out = solve_problem(
         problem, backend=use, time_limit_s=max(1.0, time_limit_s - (time.monotonic() - start)), threads=threads,
         warm_start=lambda: heuristic_sets(sc, episode.seed, warm_start), max_variables=max_variables,
-        slot_ms=slot_ms, name=sc.name, assist=assist, progress=report)
+        slot_ms=slot_ms, name=sc.name, assist=assist, relative_gap=relative_gap, progress=report)
     report("allocate", detail="maximum flow")
     alloc = allocate(problem, out.chosen)
     if not alloc.complete(problem, out.chosen):

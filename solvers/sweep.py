@@ -52,7 +52,7 @@ import numpy as np
 from .flow import link_windows
 from .problem import SlotProblem
 
-__all__ = ["SweepResult", "applicable", "solve_sweep", "sweep_bound", "sweep_heuristic"]
+__all__ = ["SweepResult", "applicable", "solve_sweep", "sweep_relaxations", "sweep_heuristic"]
 
 MAX_STATES = 20_000
 """The programme gives up (and the caller falls back to the MILP) beyond this many
@@ -274,29 +274,43 @@ def _orders(problem: SlotProblem, first: np.ndarray, end: np.ndarray) -> list[np
     return [by_arrival] if np.array_equal(by_arrival, by_deadline) else [by_arrival, by_deadline]
 
 
-def sweep_bound(problem: SlotProblem, max_states: int = MAX_STATES, deadline: float | None = None) -> float | None:
-    """An upper bound on the optimum of any slot problem, by the sweep on relaxations.
+def sweep_relaxations(problem: SlotProblem, max_states: int = MAX_STATES,
+                      deadline: float | None = None) -> list[SweepResult]:
+    """The exact optima of relaxations of any slot problem, by the sweep.
 
-    Every bottleneck beyond the second is merged into one (capacities add up, windows
-    take the latest end), and the windows are made agreeable by growing them, in arrival
-    order and in deadline order (:func:`_agreeable`). Both only enlarge what a block may
-    use, so every feasible set of ``problem`` stays feasible, and each relaxation's
-    exact optimum bounds ``problem``'s; the least of them is returned (``None`` if the
-    sweep gives up). Equals the optimum when :func:`applicable` holds.
+    Beyond two bottlenecks, one bottleneck is kept and the others are merged into one
+    (capacities add up, windows take the latest end), once for each bottleneck kept; the
+    windows are made agreeable by growing them, in arrival order and in deadline order
+    (:func:`_agreeable`). Both only enlarge what a block may use, so every feasible set of
+    ``problem`` stays feasible in each relaxation and the least optimum is an upper bound
+    on ``problem``'s; it equals the optimum when :func:`applicable` holds. A relaxation's
+    chosen set may not fit ``problem``: :func:`mpsched.solvers.flow.repair` makes it fit,
+    which on problems close to the sweep's class loses little (a start for the MILP).
+
+    Returns
+    -------
+    list of SweepResult
+        One per relaxation the sweep finished before ``deadline`` within ``max_states``
+        (an empty list if none did).
     """
     links, first, end, _ = link_windows(problem)
     capacity = problem.capacity[links]
+    merges: list[tuple[np.ndarray, np.ndarray]] = [(capacity, end)]
     if len(links) > 2:
-        capacity = np.vstack([capacity[0], capacity[1:].sum(axis=0)])
-        end = np.column_stack([end[:, 0], end[:, 1:].max(axis=1)])
-    best = None
-    for order in _orders(problem, first, end):
-        f, e = _agreeable(first, end, order, shrink=False)
-        found = _run(capacity, f, e, order, problem.size_bytes.tolist(), problem.weight.tolist(), max_states,
-                     deadline, None)
-        if found is not None and (best is None or found.weight < best):
-            best = found.weight
-    return best
+        merges = []
+        for kept in range(len(links)):
+            rest = np.arange(len(links)) != kept
+            merges.append((np.vstack([capacity[kept], capacity[rest].sum(axis=0)]),
+                           np.column_stack([end[:, kept], end[:, rest].max(axis=1)])))
+    found = []
+    for merged_capacity, merged_end in merges:
+        for order in _orders(problem, first, merged_end):
+            f, e = _agreeable(first, merged_end, order, shrink=False)
+            result = _run(merged_capacity, f, e, order, problem.size_bytes.tolist(), problem.weight.tolist(),
+                          max_states, deadline, None)
+            if result is not None:
+                found.append(result)
+    return found
 
 
 def sweep_heuristic(problem: SlotProblem, max_states: int = MAX_STATES,

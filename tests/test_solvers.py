@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mpsched.envs.bandwidth import BandwidthSchedule
+from mpsched.envs.episode import build_episode
 from mpsched.envs.scenario import Scenario
 from mpsched.experiments.cli import main
 from mpsched.solvers import (
@@ -26,6 +27,7 @@ from mpsched.solvers import (
     allocate,
     build_problem,
     gap_columns,
+    repair,
     solve,
     solve_exhaustive,
     solve_sweep,
@@ -33,7 +35,7 @@ from mpsched.solvers import (
 from mpsched.solvers.milp import solve_milp
 from mpsched.solvers.problem import cumulative_work
 from mpsched.solvers.solve import solve_problem
-from mpsched.solvers.sweep import applicable
+from mpsched.solvers.sweep import applicable, sweep_relaxations
 from specs import core_specs
 
 MS = 1_000_000
@@ -254,6 +256,73 @@ def test_sweep_refuses_windows_that_are_not_agreeable() -> None:
         solve_problem(problem, backend="sweep")
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=core_specs(max_blocks=8, dynamics=False), choice=st.integers(0, 4),
+       model=st.sampled_from(["relaxed", "conservative"]))
+def test_sweep_relaxations_bound_the_optimum_and_repair_to_feasible_sets(spec: dict, choice: int, model: str) -> None:
+    """Every relaxation (windows grown, bottlenecks beyond the second merged) has an
+    optimum at least the exact one, and equal to it when the sweep applies; its set,
+    repaired by maximum flow, fits the problem."""
+    problem = build_problem(SpecEpisode(spec), slot_for(spec, choice), model)
+    exact = solve_exhaustive(problem)
+    relaxations = sweep_relaxations(problem)
+    assert relaxations
+    n_links = len(np.unique(problem.path_link))
+    assert len(relaxations) <= 2 * (n_links if n_links > 2 else 1)
+    for found in relaxations:
+        assert found.weight >= exact.weight - 1e-9
+        fitted, _ = repair(problem, found.chosen)
+        check_allocation(problem, fitted)
+        assert float(problem.weight[fitted].sum()) <= exact.weight + 1e-9
+    if applicable(problem) is None:
+        assert min(r.weight for r in relaxations) == pytest.approx(exact.weight, abs=1e-9)
+
+
+def three_path_scenario(duration_s: float) -> Scenario:
+    """dams-dynamic-1-rtt-40 with a third square-wave path and 5.5 Mbit/s of video: three
+    bottlenecks, outside the sweep's class."""
+    from mpsched.envs import scenarios
+
+    d = scenarios.resolve("dams-dynamic-1-rtt-40").to_dict()
+    third = dict(d["paths"][1], name="path3", queue_bytes=20000, fwd_delay_ms=12.0, rev_delay_ms=12.0,
+                 bandwidth={"type": "square", "high_mbps": 1.5, "low_mbps": 0.5, "period_s": 3.0, "phase_s": 0.5,
+                            "duty": 0.5})
+    d["paths"].append(third)
+    d["workload"] = dict(d["workload"], bitrate_mbps=5.5)
+    d["duration_s"] = duration_s
+    return Scenario.from_dict(d)
+
+
+def test_repaired_relaxations_solve_three_bottlenecks_that_highs_solves_slowly() -> None:
+    """Three bottlenecks: the sweep's restriction drops one and starts far below the
+    bound; a relaxation's set, repaired, meets the bound (proven optimal, no MILP run);
+    HiGHS alone reaches the same optimum."""
+    sc = three_path_scenario(5.0)
+    problem = build_problem(build_episode(sc, None), 10 * MS, "relaxed")
+    assert "3 bottlenecks" in applicable(problem)
+    r = solve(sc)
+    assert r.status == "optimal" and r.backend == "sweep" and r.value == r.upper_bound
+    check_allocation(r.problem, r.chosen)
+    assert r.warm_start["sweep-restriction"] < 0.9 * r.value
+    assert max(v for k, v in r.warm_start.items() if k.startswith("sweep-relaxation")) == r.value
+    milp = solve(sc, backend="highs", assist=False, time_limit_s=120.0)
+    assert milp.status == "optimal"
+    assert milp.value == pytest.approx(r.value, abs=1e-9)
+
+
+def test_relative_gap_stops_at_a_start_within_it() -> None:
+    """Thirty seconds of the three-bottleneck scenario, where the best start is 0.1 %
+    below the bound: asked for 1 %, the solve stops there (status feasible, no MILP) and
+    says so; the bound it reports is above the start."""
+    sc = three_path_scenario(30.0)
+    r = solve(sc, relative_gap=0.01)
+    assert r.status == "feasible" and r.backend == "sweep" and "no MILP run" in r.message
+    assert 0 < r.gap <= 0.01 and r.value < r.upper_bound
+    check_allocation(r.problem, r.chosen)
+    with pytest.raises(SolverError, match="relative_gap"):
+        solve(sc, relative_gap=1.0)
+
+
 def test_milp_backends_agree_on_a_small_scenario(capfd: pytest.CaptureFixture[str]) -> None:
     sc = short_scenario(2.0)
     values = {b: solve(sc, backend=b, time_limit_s=60.0, assist=False, progress=lambda p: None)
@@ -365,3 +434,5 @@ def test_cli_solve(capsys: pytest.CaptureFixture[str]) -> None:
     assert "upper bound" in captured.out and "glop" in captured.err
     assert main(["solve", "--scenario", "dams-rtt-40", "--backend", "highs", "--slot-ms", "0.01"]) == 2
     assert "slot-ms" in capsys.readouterr().err
+    assert main(["solve", "--scenario", "dams-bw-1-1.5", "--gap", "1.5"]) == 2
+    assert "relative_gap" in capsys.readouterr().err
