@@ -9,7 +9,7 @@ base with its 95 % confidence interval over episodes), and the cost of a rollout
 time as a multiple of the base's).
 
     python benchmarks/rollout_improvement.py [--base dams] [--horizon 0.5] [--candidates 4]
-        [--quick] [--groups test-dynamic ...] [--seeds 1000 1001] [--json OUT]
+        [--quick] [--groups test-dynamic ...] [--seeds 1000 1001] [--variants honest ...] [--json OUT]
 """
 
 from __future__ import annotations
@@ -45,13 +45,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the suite's quick variant (20 s episodes, 2 seeds)")
     parser.add_argument("--groups", nargs="*", default=None, help="test groups (default: the whole test split)")
     parser.add_argument("--seeds", nargs="*", type=int, default=None, help="override the groups' seeds")
+    parser.add_argument("--variants", nargs="*", choices=VARIANTS, default=list(VARIANTS),
+                        help="rollout variants to run (default: all)")
     parser.add_argument("--json", default=None, help="also write every episode's figures here")
     args = parser.parse_args()
 
     suite = load_suite("agents", quick=args.quick)
     groups = [g for g in suite.split_groups("test") if not args.groups or g.name in args.groups]
     policies: dict[str, Any] = {args.base: lambda: registry.make(args.base)}
-    for variant in VARIANTS:
+    for variant in args.variants:
         policies[f"rollout-{variant}"] = lambda v=variant: RolloutPolicy(args.base, variant=v, horizon_s=args.horizon,
                                                                          candidates=args.candidates)
     rows = []
