@@ -37,7 +37,7 @@ __all__ = ["ALGOS", "ZOO_DIR", "AgentPolicy", "load", "model_dir", "read_meta", 
 ZOO_DIR = Path(__file__).resolve().parent / "zoo"
 """Folder of the shipped models."""
 
-ALGOS: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn", "bc")
+ALGOS: tuple[str, ...] = ("maskable_ppo", "ppo", "dqn", "bc", "dagger")
 """Training algorithms (``bc`` saves a MaskablePPO model trained by cloning alone)."""
 
 META_FILE = "agent.json"
@@ -89,7 +89,7 @@ def read_meta(directory: str | Path) -> dict[str, Any]:
 
 def sb3_class(algo: str) -> Any:
     """The SB3 class that saves and loads a model of this algorithm."""
-    if algo in ("maskable_ppo", "bc"):
+    if algo in ("maskable_ppo", "bc", "dagger"):
         from sb3_contrib import MaskablePPO
 
         return MaskablePPO

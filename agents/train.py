@@ -1,9 +1,10 @@
-"""Training: MaskablePPO, PPO, DQN and behaviour cloning on a suite's train split.
+"""Training: MaskablePPO, PPO, DQN, behaviour cloning and DAgger on a suite's train split.
 
 :func:`train` is ``mpsched train``: it reads the algorithm's hyperparameters
 (``agents/hyperparams/ALGO.yaml``, overridden by ``--hp key=value``), draws episodes from
 a pool of training episodes (a suite's train groups) through :class:`~mpsched.agents.vec_env.NativeVecEnv`,
-optionally clones an expert first (``--from-expert``), evaluates on held-out episodes of
+optionally clones an expert first (``--from-expert``) or imitates a teacher on the
+learner's own states (``dagger``, :mod:`mpsched.agents.dagger`), evaluates on held-out episodes of
 the test groups every ``eval_freq`` steps, writes checkpoints, and saves the model
 directory (:mod:`mpsched.agents.model`).
 """
@@ -29,6 +30,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 from ..envs.episode import build_episode
 from ..envs.errors import MpschedError
 from ..envs.pool import EpisodePool
+from .dagger import make_teacher, mixture_demonstrations
 from .experts import EXPERTS, Demonstrations, demonstrations
 from .features import EXTRACTORS, FlatExtractor, SlotSetExtractor
 from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, policy_setup, sb3_class
@@ -42,6 +44,9 @@ HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
 _RUN_KEYS = ("n_timesteps", "eval_freq", "eval_episodes", "checkpoint_freq", "torch_threads")
 _ENV_KEYS = ("n_envs", "num_slots", "extractor", "mask_expired", "normalize_reward")
 _BC_KEYS = ("expert_steps", "bc_epochs", "bc_batch_size", "bc_learning_rate", "finetune")
+_DAGGER_KEYS = ("teacher", "teacher_params", "dagger_iterations", "beta_decay")
+IMITATION_ALGOS = ("bc", "dagger")
+"""Algorithms that only imitate (no environment reward): ``--timesteps`` counts labelled decisions."""
 CHECKPOINTS = "checkpoints"
 VECNORMALIZE_FILE = "vecnormalize.pkl"
 
@@ -61,7 +66,7 @@ class TrainResult:
     """Environment steps of reinforcement learning (``bc``: expert decisions)."""
     train_s: float
     evaluations: list[dict[str, float]] = field(default_factory=list)
-    imitation: dict[str, float] = field(default_factory=dict)
+    imitation: dict[str, Any] = field(default_factory=dict)
     model: Any = None
     """The trained SB3 model (as saved in ``out/model.zip``)."""
 
@@ -116,7 +121,7 @@ def load_hyperparams(algo: str, suite: str = "default", overrides: Sequence[str]
 
 
 def _algo_kwargs(hp: Mapping[str, Any]) -> dict[str, Any]:
-    skip = set(_RUN_KEYS) | set(_ENV_KEYS) | set(_BC_KEYS) | {"policy_kwargs"}
+    skip = set(_RUN_KEYS) | set(_ENV_KEYS) | set(_BC_KEYS) | set(_DAGGER_KEYS) | {"policy_kwargs"}
     return {k: v for k, v in hp.items() if k not in skip}
 
 
@@ -367,13 +372,14 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     Parameters
     ----------
     algo : str
-        ``maskable_ppo``, ``ppo``, ``dqn`` or ``bc``.
+        ``maskable_ppo``, ``ppo``, ``dqn``, ``bc`` or ``dagger``.
     train_pool, test_pool : EpisodePool
         Episodes to train on, and those of the held-out evaluations (a suite's split:
         :meth:`mpsched.experiments.suite.Suite.pool`). The hyperparameters are those of
         ``train_pool.suite`` (else ``default``).
     timesteps : int, optional
-        Environment steps of reinforcement learning (for ``bc``: expert decisions);
+        Environment steps of reinforcement learning (for ``bc``: expert decisions; for
+        ``dagger``: teacher-labelled decisions over all iterations);
         default: the hyperparameters' ``n_timesteps``.
     out : path
         Model directory to write (checkpoints in ``out/checkpoints``).
@@ -398,6 +404,9 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         from_expert = "dams"
     if from_expert is not None and from_expert not in EXPERTS:
         raise TrainingError(f"--from-expert: got {from_expert!r}; expected one of {', '.join(EXPERTS)}")
+    if from_expert is not None and algo == "dagger":
+        raise TrainingError("--from-expert: dagger takes its teacher from the hyperparameters (teacher, "
+                            "teacher_params), not --from-expert")
     if from_expert is not None and algo == "dqn":
         raise TrainingError("--from-expert: imitation starts policy-gradient agents (maskable_ppo, ppo, bc), not dqn")
     suite = train_pool.suite or "default"
@@ -420,7 +429,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     cls = sb3_class(algo)
     started = time.perf_counter()
     checkpoint = latest_checkpoint(out / CHECKPOINTS) if resume else None
-    imitation: dict[str, float] = {}
+    imitation: dict[str, Any] = {}
     len_demos = 0
     if checkpoint is not None:
         log(f"resuming from {checkpoint}")
@@ -435,7 +444,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         if resume:
             log(f"no checkpoint in {out / CHECKPOINTS}: starting afresh")
         policy, policy_kwargs = policy_setup(algo, hp)
-        kwargs = _algo_kwargs(hp) if algo != "bc" else {}
+        kwargs = _algo_kwargs(hp) if algo not in IMITATION_ALGOS else {}
         try:
             model = cls(policy, env, policy_kwargs=policy_kwargs, seed=seed, device="cpu", verbose=0,
                         tensorboard_log=_tensorboard_dir(out), **kwargs)
@@ -450,11 +459,16 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
                                    progress=bar.update)
             bar.close()
             len_demos = len(demos)
-        fit_normalization(model, demos.observations if demos is not None else _sample_observations(env, 20000, seed))
+        if algo == "dagger":
+            imitation, len_demos = _dagger(model, hp, train_pool, test_pool, total, K, P, mask_expired, seed, log,
+                                           progress)
+        else:
+            fit_normalization(model, demos.observations if demos is not None else
+                              _sample_observations(env, 20000, seed))
         if demos is not None:
             imitation = behaviour_clone(model, algo, demos, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
                                         float(hp["bc_learning_rate"]), seed, log)
-            imitation["expert"] = from_expert  # type: ignore[assignment]
+            imitation["expert"] = from_expert
             imitation["expert_weighted_on_time_rate"] = float(np.mean(demos.weighted_on_time)) \
                 if demos.weighted_on_time else float("nan")
             log(f"behaviour cloning: accuracy {imitation['train_accuracy']:.4f} (train), "
@@ -463,7 +477,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         (out / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
         (out / CHECKPOINTS / "imitation.json").write_text(json.dumps(imitation))
     evaluation = HeldOutEvaluation(test_pool, algo, K, P, mask_expired, int(hp.get("eval_freq", 50000)), log)
-    remaining = 0 if algo == "bc" else max(0, total - int(model.num_timesteps))
+    remaining = 0 if algo in IMITATION_ALGOS else max(0, total - int(model.num_timesteps))
     if remaining > 0:
         callbacks: list[BaseCallback] = [evaluation,
                                          Checkpoints(out / CHECKPOINTS, int(hp.get("checkpoint_freq", 100000)))]
@@ -476,12 +490,60 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         evaluation.init_callback(model)
         evaluation.evaluate()
     final = evaluation.history[-1]
-    steps = len_demos if algo == "bc" else int(model.num_timesteps)
+    steps = len_demos if algo in IMITATION_ALGOS else int(model.num_timesteps)
     result = TrainResult(out, algo, seed, steps, train_s, evaluation.history, imitation, model)
     _save(model, out, algo, hp, suite, from_expert, seed, P, result, command)
     log(f"saved {out} ({train_s:.0f} s of training; held-out weighted on-time rate "
         f"{final['weighted_on_time_rate']:.4f})")
     return result
+
+
+def _dagger(model: Any, hp: Mapping[str, Any], train_pool: EpisodePool, test_pool: EpisodePool, total: int,
+            num_slots: int, max_paths: int, mask_expired: bool, seed: int, log: Callable[[str], None],
+            progress: bool) -> tuple[dict[str, Any], int]:
+    """DAgger (:mod:`mpsched.agents.dagger`): ``dagger_iterations`` rounds of ``total /
+    iterations`` labelled decisions each, the first by the teacher alone; the network is
+    cloned again on the aggregate after each round and evaluated on ``test_pool``."""
+    iterations = int(hp["dagger_iterations"])
+    decay = float(hp["beta_decay"])
+    if iterations < 1 or not 0.0 <= decay <= 1.0:
+        raise TrainingError(f"dagger: dagger_iterations must be >= 1 and beta_decay in [0, 1]; got {iterations} "
+                            f"and {decay}")
+    teacher_name = str(hp["teacher"])
+    try:
+        teacher = make_teacher(teacher_name, hp.get("teacher_params") or {})
+    except MpschedError as exc:
+        raise TrainingError(f"dagger: teacher {teacher_name!r}: {exc}") from None
+    per_round = max(20, total // iterations)
+    parts: list[Demonstrations] = []
+    rounds: list[dict[str, Any]] = []
+    result: dict[str, Any] = {}
+    for i in range(iterations):
+        beta = decay ** i
+        log(f"dagger round {i + 1}/{iterations}: beta {beta:.3f}, recording {per_round} decisions labelled by "
+            f"{teacher_name}")
+        bar = _bar(per_round, "label", progress)
+        part = mixture_demonstrations(model, "dagger", teacher, train_pool, per_round, num_slots, max_paths, beta,
+                                      seed=seed + i, mask_expired=mask_expired, progress=bar.update)
+        bar.close()
+        parts.append(part)
+        if i == 0:
+            fit_normalization(model, part.observations)
+        aggregate = Demonstrations.concatenate(parts)
+        result = behaviour_clone(model, "dagger", aggregate, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
+                                 float(hp["bc_learning_rate"]), seed + i, log)
+        score = evaluate_batched(model, "dagger", test_pool, num_slots, max_paths, mask_expired)
+        rounds.append({"round": i + 1, "beta": beta, "labels": len(part), "aggregate": len(aggregate),
+                       "mixture_weighted_on_time_rate": float(np.mean(part.weighted_on_time))
+                       if part.weighted_on_time else float("nan"),
+                       "heldout_accuracy": result["heldout_accuracy"],
+                       "test_weighted_on_time_rate": score["weighted_on_time_rate"]})
+        log(f"dagger round {i + 1}: accuracy {result['heldout_accuracy']:.4f} (held out), held-out weighted "
+            f"on-time rate {score['weighted_on_time_rate']:.4f}")
+    imitation: dict[str, Any] = dict(result)
+    imitation.update({"expert": teacher_name, "teacher_params": dict(hp.get("teacher_params") or {}),
+                      "rounds": rounds})
+    return imitation, sum(len(p) for p in parts)
 
 
 def _bar(total: int, unit: str, show: bool) -> Any:

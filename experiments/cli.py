@@ -463,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train a learned scheduler on a suite's train split (the 'rl' extra)",
                        epilog="example: mpsched train --algo maskable_ppo --suite agents --from-expert dams "
                               "--timesteps 300000 --out models/ppo --seed 0")
-    p.add_argument("--algo", required=True, help="maskable_ppo, ppo, dqn or bc")
+    p.add_argument("--algo", required=True, help="maskable_ppo, ppo, dqn, bc or dagger")
     p.add_argument("--suite", required=True, help="a suite with a train/test split (e.g. agents)")
     p.add_argument("--timesteps", type=int, default=None,
                    help="environment steps (bc: expert decisions; default: the hyperparameters' n_timesteps)")

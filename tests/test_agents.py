@@ -19,12 +19,13 @@ pytest.importorskip("sb3_contrib")
 import yaml  # noqa: E402
 from mpsched.agents import ALGOS, AgentPolicy, load, zoo_names  # noqa: E402
 from mpsched.agents import model as agent_model  # noqa: E402
+from mpsched.agents.dagger import make_teacher, mixture_demonstrations  # noqa: E402
 from mpsched.agents.evaluate import run_episodes  # noqa: E402
 from mpsched.agents.experts import demonstrations  # noqa: E402
 from mpsched.agents.features import SlotSetExtractor, shared_input_linear  # noqa: E402
 from mpsched.agents.inference import SlotSetScorer  # noqa: E402
 from mpsched.agents.model import greedy_actions  # noqa: E402
-from mpsched.agents.train import TrainingError, load_hyperparams, train  # noqa: E402
+from mpsched.agents.train import TrainingError, evaluate_batched, load_hyperparams, train  # noqa: E402
 from mpsched.agents.vec_env import NativeVecEnv, PoolEnv  # noqa: E402
 from mpsched.envs import PolicyError, simulate  # noqa: E402
 from mpsched.envs.env import MultipathDeadlineEnv  # noqa: E402
@@ -41,6 +42,7 @@ FAST = {
             "policy_kwargs.net_arch=[32]"],
     "dqn": ["n_envs=4", "learning_starts=100", "buffer_size=2000", "batch_size=32"],
     "bc": ["bc_epochs=1"],
+    "dagger": ["bc_epochs=1", "dagger_iterations=2", "teacher_params.horizon_s=0.2", "teacher_params.candidates=2"],
 }
 
 
@@ -64,7 +66,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = {}
     for algo in ALGOS:
         expert = "dams" if algo == "maskable_ppo" else None
-        steps = 300 if algo == "bc" else 512
+        steps = 300 if algo in ("bc", "dagger") else 512
         split = load_suite(str(suite))
         result = train(algo, split.pool("train"), split.pool("test"), steps, folder / algo, from_expert=expert, seed=3,
                        overrides=FAST[algo] + ["eval_episodes=1", "eval_freq=256", "checkpoint_freq=256"],
@@ -84,7 +86,7 @@ def test_every_algorithm_trains_end_to_end(trained: dict, algo: str) -> None:
     result = trained[algo]
     assert (result.out / "model.zip").exists() and (result.out / "agent.json").exists()
     assert result.evaluations and 0.0 <= result.evaluations[-1]["weighted_on_time_rate"] <= 1.0
-    if algo != "bc":
+    if algo not in ("bc", "dagger"):
         assert result.timesteps >= 512
     policy = load(result.out)
     r = simulate(pool().scenarios[0], policy, seed=7)
@@ -295,11 +297,50 @@ def test_hyperparameters_load_and_override() -> None:
         assert load_hyperparams(algo)["num_slots"] == 16
 
 
+def test_dagger_with_the_teacher_acting_records_the_teachers_demonstrations(trained: dict) -> None:
+    """beta = 1: the mixture is the teacher, so its labelled decisions are exactly the
+    expert demonstrations of the same episodes."""
+    teacher = make_teacher("dams")
+    mixed = mixture_demonstrations(trained["dagger"].model, "dagger", teacher, pool(), 400, 16, 2, 1.0, seed=0)
+    expert = demonstrations("dams", pool(), 400, 16, 2, seed=0)
+    assert np.array_equal(mixed.observations, expert.observations)
+    assert np.array_equal(mixed.actions, expert.actions) and np.array_equal(mixed.masks, expert.masks)
+
+
+def test_dagger_with_the_learner_acting_labels_the_learners_own_states(trained: dict) -> None:
+    """beta = 0: the learner's greedy actions drive the episode (its score is the one
+    the batched evaluation gives the model), while the labels are the teacher's, which
+    the learner does not always follow."""
+    model = trained["dagger"].model
+    one = EpisodePool(pool().scenarios, ((7,),))
+    mixed = mixture_demonstrations(model, "dagger", make_teacher("dams"), one, 2000, 16, 2, 0.0, seed=0)
+    own = evaluate_batched(model, "dagger", one, 16, 2, True)["weighted_on_time_rate"]
+    assert mixed.weighted_on_time and mixed.weighted_on_time[0] == pytest.approx(own, abs=1e-12)
+    assert mixed.masks[np.arange(len(mixed)), mixed.actions].all()
+    learner = greedy_actions(model, "dagger", mixed.observations, mixed.masks)
+    assert 0 < np.mean(learner == mixed.actions) < 1
+    with pytest.raises(ValueError, match="beta"):
+        mixture_demonstrations(model, "dagger", make_teacher("dams"), one, 10, 16, 2, 1.5)
+
+
+def test_dagger_rounds_aggregate_and_are_recorded(trained: dict) -> None:
+    rounds = trained["dagger"].imitation["rounds"]
+    assert [r["beta"] for r in rounds] == [1.0, 0.5]
+    assert rounds[1]["aggregate"] == rounds[0]["labels"] + rounds[1]["labels"] >= 300
+    assert all(0.0 <= r["test_weighted_on_time_rate"] <= 1.0 for r in rounds)
+    assert trained["dagger"].imitation["expert"] == "rollout:dams"
+
+
 def test_bad_input_gives_clear_errors(tmp_path: Path) -> None:
     agents = load_suite("agents")
     split = (agents.pool("train"), agents.pool("test"))
-    with pytest.raises(TrainingError, match="algo: got 'a2c'; expected one of maskable_ppo, ppo, dqn, bc"):
+    with pytest.raises(TrainingError, match="algo: got 'a2c'; expected one of maskable_ppo, ppo, dqn, bc, dagger"):
         train("a2c", *split, 10, tmp_path / "x")
+    with pytest.raises(TrainingError, match="dagger takes its teacher from the hyperparameters"):
+        train("dagger", *split, 10, tmp_path / "x", from_expert="dams")
+    with pytest.raises(TrainingError, match="teacher 'rollout:nothing'"):
+        train("dagger", *split, 30, tmp_path / "x", overrides=["teacher=rollout:nothing"], progress=False,
+              log=lambda line: None)
     with pytest.raises(TrainingError, match="--from-expert: got 'oracle'"):
         train("maskable_ppo", *split, 10, tmp_path / "x", from_expert="oracle")
     with pytest.raises(TrainingError, match="not dqn"):
