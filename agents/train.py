@@ -466,8 +466,8 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
             fit_normalization(model, demos.observations if demos is not None else
                               _sample_observations(env, 20000, seed))
         if demos is not None:
-            imitation = behaviour_clone(model, algo, demos, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
-                                        float(hp["bc_learning_rate"]), seed, log)
+            imitation = dict(behaviour_clone(model, algo, demos, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
+                                             float(hp["bc_learning_rate"]), seed, log))
             imitation["expert"] = from_expert
             imitation["expert_weighted_on_time_rate"] = float(np.mean(demos.weighted_on_time)) \
                 if demos.weighted_on_time else float("nan")
