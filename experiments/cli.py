@@ -466,7 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algo", required=True, help="maskable_ppo, ppo, dqn, bc or dagger")
     p.add_argument("--suite", required=True, help="a suite with a train/test split (e.g. agents)")
     p.add_argument("--timesteps", type=int, default=None,
-                   help="environment steps (bc: expert decisions; default: the hyperparameters' n_timesteps)")
+                   help="environment steps (bc: expert decisions; dagger: teacher-labelled decisions; default: the "
+                        "hyperparameters' n_timesteps)")
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--from-expert", choices=("dams", "optimum"), default=None,
                    help="clone this expert's decisions first, then train from that start")
