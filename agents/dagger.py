@@ -30,14 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from ..envs import _core, registry
+from ..envs import registry
 from ..envs.episode import build_episode
 from ..envs.policy import WAIT, Observation
 from ..envs.pool import EpisodePool
 from ..envs.scenario import Scenario
-from .experts import Demonstrations
+from .experts import Demonstrations, EpisodeRecorder, collect
 from .model import greedy_actions
-from .vec_env import refine_masks
 
 __all__ = ["make_teacher", "mixture_demonstrations"]
 
@@ -57,40 +56,19 @@ def _episode(model: Any, algo: str, teacher: Any, scenario: Scenario, seed: int,
     paths = tuple(p.name for p in scenario.paths)
     view = Observation(sim, paths)
     teacher.reset(view)
-    dim = _core.obs_dim(num_slots, max_paths)
-    obs_buf = np.zeros(dim, np.float32)
-    mask_buf = np.zeros(num_slots + 1, np.bool_)
-    slot_buf = np.full(num_slots, -1, np.int32)
-    observations: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    labels: list[int] = []
-    while sim.next_decision() >= 0 and len(labels) < step_budget:
-        sim.bind_obs(num_slots, max_paths, True, obs_buf, mask_buf, slot_buf)
-        mask = mask_buf.copy()
-        if mask_expired:
-            refine_masks(mask, obs_buf, num_slots, max_paths)
+    recorder = EpisodeRecorder(sim, num_slots, max_paths, mask_expired)
+    while sim.next_decision() >= 0 and len(recorder.actions) < step_budget:
+        recorder.observe()
         teacher_acts = beta >= 1.0 or rng.random() < beta
         # a teacher may cancel blocks as it decides (DAMS drops those it cannot deliver in
         # time): when the learner acts, the teacher decides on a copy of the simulation
         block = teacher.decide(view if teacher_acts else Observation(sim.clone(), paths))
-        if block == WAIT:
-            label = num_slots
-        else:
-            where = np.flatnonzero(slot_buf == block)
-            label = int(where[0]) if len(where) else -1
-        if label >= 0 and mask[label]:
-            observations.append(obs_buf.copy())
-            masks.append(mask)
-            labels.append(label)
+        recorder.record(block)
         if not teacher_acts:
-            action = int(greedy_actions(model, algo, obs_buf[None], mask[None])[0])
-            block = WAIT if action == num_slots else int(slot_buf[action])
+            action = int(greedy_actions(model, algo, recorder.obs[None], recorder.mask[None])[0])
+            block = WAIT if action == num_slots else int(recorder.slots[action])
         sim.apply(block)
-    total = float(np.sum(episode.blocks.weight))
-    complete = sim.done and total > 0
-    return Demonstrations(np.array(observations, np.float32).reshape(-1, dim),
-                          np.array(masks, np.bool_).reshape(-1, num_slots + 1), np.array(labels, np.int64), 1,
-                          [sim.reward_total / total] if complete else [])
+    return recorder.demonstrations(float(np.sum(episode.blocks.weight)))
 
 
 def mixture_demonstrations(model: Any, algo: str, teacher: Any, pool: EpisodePool, steps: int, num_slots: int,
@@ -126,14 +104,7 @@ def mixture_demonstrations(model: Any, algo: str, teacher: Any, pool: EpisodePoo
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta: got {beta!r}; expected a probability in [0, 1]")
     rng = np.random.default_rng(seed)
-    parts: list[Demonstrations] = []
-    recorded = 0
-    while recorded < steps:
-        scenario, episode_seed = pool.draw(rng)
-        part = _episode(model, algo, teacher, scenario, episode_seed, num_slots, max_paths, mask_expired, beta, rng,
-                        steps - recorded)
-        parts.append(part)
-        recorded += len(part)
-        if progress is not None:
-            progress(len(part))
-    return Demonstrations.concatenate(parts)
+    return collect(pool, steps, rng, progress,
+                   lambda scenario, episode_seed, budget: _episode(model, algo, teacher, scenario, episode_seed,
+                                                                   num_slots, max_paths, mask_expired, beta, rng,
+                                                                   budget))

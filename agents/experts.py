@@ -33,7 +33,7 @@ from ..envs.pool import EpisodePool
 from ..envs.scenario import Scenario
 from .vec_env import refine_masks
 
-__all__ = ["EXPERTS", "Demonstrations", "demonstrations", "expert_policy"]
+__all__ = ["EXPERTS", "Demonstrations", "EpisodeRecorder", "collect", "demonstrations", "expert_policy"]
 
 EXPERTS: tuple[str, ...] = ("dams", "optimum")
 
@@ -73,6 +73,51 @@ def expert_policy(expert: str, scenario: Scenario, seed: int) -> tuple[Any, Scen
     raise ValueError(f"expert: got {expert!r}; expected one of {', '.join(EXPERTS)}")
 
 
+class EpisodeRecorder:
+    """The observation buffers of one episode's decisions and what is recorded of them:
+    the observation, the mask (refined as :class:`~mpsched.agents.vec_env.NativeVecEnv`
+    refines it) and the slot that shows a chosen block."""
+
+    def __init__(self, sim: _core.Sim, num_slots: int, max_paths: int, mask_expired: bool) -> None:
+        self.sim, self.num_slots, self.max_paths, self.mask_expired = sim, num_slots, max_paths, mask_expired
+        self.dim = _core.obs_dim(num_slots, max_paths)
+        self.obs = np.zeros(self.dim, np.float32)
+        self.slots = np.full(num_slots, -1, np.int32)
+        self._mask_buf = np.zeros(num_slots + 1, np.bool_)
+        self.mask = self._mask_buf
+        self.observations: list[np.ndarray] = []
+        self.masks: list[np.ndarray] = []
+        self.actions: list[int] = []
+
+    def observe(self) -> None:
+        """Write the pending decision's observation and mask."""
+        self.sim.bind_obs(self.num_slots, self.max_paths, True, self.obs, self._mask_buf, self.slots)
+        self.mask = self._mask_buf.copy()
+        if self.mask_expired:
+            refine_masks(self.mask, self.obs, self.num_slots, self.max_paths)
+
+    def record(self, block: int) -> None:
+        """Record ``block`` as the action of the current observation (its slot, K for
+        WAIT), unless no slot shows it or the mask refuses it."""
+        if block == WAIT:
+            action = self.num_slots
+        else:
+            where = np.flatnonzero(self.slots == block)
+            action = int(where[0]) if len(where) else -1
+        if action >= 0 and self.mask[action]:
+            self.observations.append(self.obs.copy())
+            self.masks.append(self.mask)
+            self.actions.append(action)
+
+    def demonstrations(self, total_weight: float) -> Demonstrations:
+        """What was recorded, with the episode's weighted on-time rate if it ran to its end."""
+        complete = self.sim.done and total_weight > 0
+        return Demonstrations(np.array(self.observations, np.float32).reshape(-1, self.dim),
+                              np.array(self.masks, np.bool_).reshape(-1, self.num_slots + 1),
+                              np.array(self.actions, np.int64), 1,
+                              [self.sim.reward_total / total_weight] if complete else [])
+
+
 def _episode(expert: str, scenario: Scenario, seed: int, num_slots: int, max_paths: int,
              mask_expired: bool, step_budget: int) -> Demonstrations:
     policy, played = expert_policy(expert, scenario, seed)
@@ -80,34 +125,13 @@ def _episode(expert: str, scenario: Scenario, seed: int, num_slots: int, max_pat
     sim = episode.make_sim()
     view = Observation(sim, tuple(p.name for p in played.paths))
     policy.reset(view)
-    dim = _core.obs_dim(num_slots, max_paths)
-    obs_buf = np.zeros(dim, np.float32)
-    mask_buf = np.zeros(num_slots + 1, np.bool_)
-    slot_buf = np.full(num_slots, -1, np.int32)
-    observations: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
-    actions: list[int] = []
-    while sim.next_decision() >= 0 and len(actions) < step_budget:
-        sim.bind_obs(num_slots, max_paths, True, obs_buf, mask_buf, slot_buf)
+    recorder = EpisodeRecorder(sim, num_slots, max_paths, mask_expired)
+    while sim.next_decision() >= 0 and len(recorder.actions) < step_budget:
+        recorder.observe()
         block = policy.decide(view)
-        if block == WAIT:
-            action = num_slots
-        else:
-            where = np.flatnonzero(slot_buf == block)
-            action = int(where[0]) if len(where) else -1
-        mask = mask_buf.copy()
-        if mask_expired:
-            refine_masks(mask, obs_buf, num_slots, max_paths)
-        if action >= 0 and mask[action]:
-            observations.append(obs_buf.copy())
-            masks.append(mask)
-            actions.append(action)
+        recorder.record(block)
         sim.apply(block)
-    total = float(np.sum(episode.blocks.weight))
-    complete = sim.done and total > 0
-    return Demonstrations(np.array(observations, np.float32).reshape(-1, dim),
-                          np.array(masks, np.bool_).reshape(-1, num_slots + 1), np.array(actions, np.int64), 1,
-                          [sim.reward_total / total] if complete else [])
+    return recorder.demonstrations(float(np.sum(episode.blocks.weight)))
 
 
 def demonstrations(expert: str, pool: EpisodePool, steps: int, num_slots: int, max_paths: int, seed: int = 0,
@@ -134,12 +158,20 @@ def demonstrations(expert: str, pool: EpisodePool, steps: int, num_slots: int, m
     """
     if expert not in EXPERTS:
         raise ValueError(f"expert: got {expert!r}; expected one of {', '.join(EXPERTS)}")
-    rng = np.random.default_rng(seed)
+    return collect(pool, steps, np.random.default_rng(seed), progress,
+                   lambda scenario, episode_seed, budget: _episode(expert, scenario, episode_seed, num_slots,
+                                                                   max_paths, mask_expired, budget))
+
+
+def collect(pool: EpisodePool, steps: int, rng: np.random.Generator, progress: Callable[[int], None] | None,
+            run: Callable[[Scenario, int, int], Demonstrations]) -> Demonstrations:
+    """At least ``steps`` recorded decisions of ``run(scenario, seed, budget)`` on
+    episodes drawn from ``pool`` with ``rng``, the last one cut at the budget left."""
     parts: list[Demonstrations] = []
     recorded = 0
     while recorded < steps:
         scenario, episode_seed = pool.draw(rng)
-        part = _episode(expert, scenario, episode_seed, num_slots, max_paths, mask_expired, steps - recorded)
+        part = run(scenario, episode_seed, steps - recorded)
         parts.append(part)
         recorded += len(part)
         if progress is not None:
