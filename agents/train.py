@@ -63,7 +63,8 @@ class TrainResult:
     algo: str
     seed: int
     timesteps: int
-    """Environment steps of reinforcement learning (``bc``: expert decisions)."""
+    """Environment steps of reinforcement learning (``bc``: expert decisions; ``dagger``:
+    teacher-labelled decisions)."""
     train_s: float
     evaluations: list[dict[str, float]] = field(default_factory=list)
     imitation: dict[str, Any] = field(default_factory=dict)

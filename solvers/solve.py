@@ -389,7 +389,9 @@ def solve_problem(
         if relaxations:
             relaxation = min(r.weight for r in relaxations)
         for i, found in enumerate(relaxations):
-            candidates[f"sweep-relaxation-{i + 1}"] = found.chosen
+            # relaxations that chose the same set need one repair (one maximum flow or more)
+            if not any(np.array_equal(found.chosen, other.chosen) for other in relaxations[:i]):
+                candidates[f"sweep-relaxation-{i + 1}"] = found.chosen
     warm: dict[str, float] = {}
     best = none
     for label, candidate in candidates.items():
