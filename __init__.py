@@ -16,11 +16,21 @@ experiments
     Suites, sweeps, result tables, reports and the ``mpsched`` command line.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("mpsched")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
+from typing import Any
 
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # The version is read from the installed metadata on first use only: importlib.metadata
+    # costs a one-episode process about 25 ms.
+    if name != "__version__":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("mpsched")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        found = "0.0.0+unknown"
+    globals()["__version__"] = found
+    return found

@@ -190,9 +190,10 @@ def _check_id(id: str, kind: str) -> None:
         raise ValueError(f"policy kind: got {kind!r}; expected one of {', '.join(k for k in KINDS if k != 'user')}")
 
 
-def _load_providers() -> None:
-    """Import every provider not imported yet; a provider that fails is remembered (and
-    named when an id cannot be found) instead of breaking the others."""
+def _load_providers(plugins: bool = True) -> None:
+    """Import every provider not imported yet, then (with ``plugins``) the installed
+    plugins; a provider that fails is remembered (and named when an id cannot be found)
+    instead of breaking the others."""
     for module in list(_PROVIDERS):
         if module in _LOADED:
             continue
@@ -202,6 +203,8 @@ def _load_providers() -> None:
         except ImportError as exc:
             _PROVIDER_FAILURES[module] = str(exc)
     group = f"entry points {ENTRY_POINT_GROUP}"
+    if not plugins:
+        return
     if group in _LOADED:
         return
     _LOADED.add(group)
@@ -239,6 +242,9 @@ def _lookup(id: str) -> tuple[PolicyEntry | None, str]:
     if not isinstance(id, str) or not id.strip():
         raise PolicyError(f"policy: got {id!r}; expected a policy id (one of {', '.join(ids())})")
     found, rest = _registered(id)
+    if found is None:  # the project's own providers first: the plugin scan reads every package's metadata
+        _load_providers(plugins=False)
+        found, rest = _registered(id)
     if found is None:
         _load_providers()
         found, rest = _registered(id)

@@ -38,6 +38,7 @@ delivered to the application over time (Figs. 5-6).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -438,6 +439,19 @@ def _missed_frames(frame: np.ndarray, priority: np.ndarray, on_time: np.ndarray)
     return int(missed.sum())
 
 
+def percentile_95(values: np.ndarray) -> float:
+    """``np.percentile(values, 95)`` of finite values, with its default (linear) method's
+    arithmetic step for step (numpy's ``_lerp``), without the import of ``numpy.ma`` that
+    numpy's first percentile makes (about 10 ms of a one-episode process)."""
+    ordered = np.sort(values)
+    virtual = (len(ordered) - 1) * 0.95
+    below = math.floor(virtual)
+    a, b = float(ordered[below]), float(ordered[min(below + 1, len(ordered) - 1)])
+    gamma = virtual - below
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+
+
 def _summarize(blocks: Columns, frame_rate: float | None, duration_s: float, sim: _core.Sim,
                sim_time_ns: int, wall_s: float) -> dict[str, float]:
     on_time = blocks["on_time"]
@@ -466,7 +480,7 @@ def _summarize(blocks: Columns, frame_rate: float | None, duration_s: float, sim
         "cancelled_after_send": int(blocks["cancelled_after_send"].sum()),
         "mean_queuing_delay_s": float(qd.mean()) if len(qd) else float("nan"),
         "mean_completion_time_s": float(ct.mean()) if len(ct) else float("nan"),
-        "p95_completion_time_s": float(np.percentile(ct, 95)) if len(ct) else float("nan"),
+        "p95_completion_time_s": percentile_95(ct) if len(ct) else float("nan"),
         "bytes_sent": int(blocks["bytes_sent"].sum()),
         "retransmissions": int(np.asarray(sim.view("retransmissions")).sum()),
         "decisions": int(sim.decisions),

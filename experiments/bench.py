@@ -26,6 +26,13 @@ any machine:
   rest is building the episode and the scores); the import of ``mpsched.envs`` in a fresh
   interpreter (time and resident memory, beside numpy's import alone) and a whole
   process that simulates one episode, beside one that imports numpy and exits;
+- against a block-level simulator in pure Python (:mod:`.block_reference`, DAMS over
+  rate-and-delay pipes) on 814 frames of AVC video over two cellular-like paths
+  (:func:`peer_scenario`) at that length and 8 times it: ``simulate()`` with DAMS against
+  the reference's simulation in this process, a whole process of each (ours: ``simulate``
+  on the scenario's YAML file; the reference: its script on the blocks and traces), and
+  each one's on-time rate (their models differ: the reference has no congestion control,
+  acknowledgements or queues);
 - snapshots: ``Sim.clone()`` of the benchmark scenario's episode halfway through (the
   deep copy rollout planners and ``env.get_state()`` make), clones per second;
 - the native vector environment's memory per sub-environment (resident memory added
@@ -49,13 +56,16 @@ Mbit/s, RTT 10 and 40 ms, AVC 4.3 Mbit/s for 60 s).
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any, cast
 
 import gymnasium as gym
@@ -67,6 +77,7 @@ from ..envs.episode import build_episode
 from ..envs.scenario import Scenario, set_path_cc
 from ..envs.simulate import simulate
 from ..envs.vector import MultipathDeadlineVectorEnv
+from . import block_reference
 
 __all__ = ["run_benchmarks", "format_report", "length_scaling", "format_length_scaling"]
 
@@ -365,6 +376,12 @@ def simulate_overhead(seconds: float, factor: int = LENGTH_FACTOR) -> dict[str, 
     return out
 
 
+def _process_env() -> dict[str, str]:
+    """The environment of the measured processes: this one's, with bytecode caches allowed,
+    so that after the first run modules load from them as from an installed package."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 # The peak resident memory of the new process image: Linux's VmHWM (ru_maxrss would count
 # the parent's pages at the fork), else ru_maxrss.
 _IMPORT_PROBE = ("import os, resource, sys, time\n"
@@ -383,13 +400,13 @@ def process_costs(runs: int = 3) -> dict[str, float]:
     """Fresh interpreters: the import of ``mpsched.envs`` (seconds, peak resident MiB,
     whether pandas came with it) beside numpy's alone, and the wall time of a whole process
     that simulates one episode of the benchmark scenario beside one that imports numpy;
-    the fastest of ``runs`` each."""
+    the fastest of ``runs`` each, bytecode caches allowed (:func:`_process_env`)."""
 
     def probe(module: str) -> tuple[float, float, bool]:
         best: tuple[float, float, bool] | None = None
         for _ in range(runs):
             out = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(module=module)], check=True,
-                                 capture_output=True, text=True).stdout.split()
+                                 capture_output=True, text=True, env=_process_env()).stdout.split()
             got = (float(out[0]), float(out[1]), out[2] == "True")
             best = got if best is None or got[0] < best[0] else best
         assert best is not None
@@ -399,7 +416,7 @@ def process_costs(runs: int = 3) -> dict[str, float]:
         best = float("inf")
         for _ in range(runs):
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+            subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=_process_env())
             best = min(best, time.perf_counter() - t)
         return best
 
@@ -431,6 +448,87 @@ def clones_per_s(seconds: float) -> float:
 
     clones, elapsed = _timed(one, seconds)
     return clones / elapsed
+
+
+# The block-level comparison ([dams] Sec. V-B's setting): 814 frames of 4.3 Mbit/s AVC video
+# at 30 frames/s with 200 ms deadlines over two cellular-like paths averaging 1.50 and 2.36
+# Mbit/s with minimum RTTs of 10 and 40 ms (the dams-paper suite's traces, from their start).
+PEER_FRAMES = 814
+PEER_FPS = 30
+PEER_PATHS = (("cellular-1.50.txt", 10), ("cellular-2.36.txt", 40))
+PEER_POLICY = "dams"
+_TRACES = Path(__file__).parent / "suites" / "traces"
+
+
+def peer_scenario(factor: int = 1) -> Scenario:
+    """The block-level comparison's scenario, ``factor`` times :data:`PEER_FRAMES` frames."""
+    return Scenario.from_dict({
+        "name": f"block-reference-x{factor}",
+        # half a frame interval past the last frame: exactly PEER_FRAMES * factor frames
+        "duration_s": (PEER_FRAMES * factor - 0.5) / PEER_FPS,
+        "paths": [{"name": f"path{i + 1}", "rtt_ms": rtt,
+                   "bandwidth": {"type": "trace", "format": "cooked", "file": str(_TRACES / trace)}}
+                  for i, (trace, rtt) in enumerate(PEER_PATHS)],
+        "workload": {"type": "avc", "fps": PEER_FPS, "bitrate_mbps": 4.3, "deadline_ms": 200},
+    })
+
+
+def _reference_blocks(scenario: Scenario) -> list[tuple[int, int, int, int, float]]:
+    """The scenario's blocks (seed 0) as :mod:`block_reference` reads them."""
+    b = build_episode(scenario, seed=0).blocks
+    return [(int(a), int(s), int(d), int(p), float(w))
+            for a, s, d, p, w in zip(b.arrival_ns, b.size_bytes, b.deadline_ns, b.priority, b.weight)]
+
+
+def _fastest_process(commands: list[list[str]], runs: int) -> list[float]:
+    """The fastest wall time of each command run as a process (:func:`_process_env`),
+    alternated ``runs`` times."""
+    best = [float("inf")] * len(commands)
+    for _ in range(runs):
+        for i, command in enumerate(commands):
+            t = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True, env=_process_env())
+            best[i] = min(best[i], time.perf_counter() - t)
+    return best
+
+
+def block_reference_comparison(seconds: float, factors: tuple[int, ...] = (1, LENGTH_FACTOR),
+                               runs: int = 3) -> dict[str, float]:
+    """``simulate()`` with DAMS against :mod:`block_reference` (pure Python, block level)
+    on :func:`peer_scenario` at each length factor: the simulation alone in this process
+    (fastest of alternated runs for ``seconds``, at least three each) and a whole fresh
+    process each (fastest of ``runs``: ``simulate`` on the scenario's YAML file, against
+    the reference script on the blocks written to a file and the trace files)."""
+    out: dict[str, float] = {}
+    for factor in factors:
+        scenario = peer_scenario(factor)
+        blocks = _reference_blocks(scenario)
+        pipes = [block_reference.read_cooked_trace(str(_TRACES / trace), rtt * 500_000) for trace, rtt in PEER_PATHS]
+        ours_s, reference_s = _fastest([_seconds(partial(simulate, scenario, PEER_POLICY, seed=0)),
+                                        _seconds(partial(block_reference.run, blocks, pipes))], seconds, 3)
+        ours = simulate(scenario, PEER_POLICY, seed=0).summary
+        reference = block_reference.run(blocks, pipes)
+        with tempfile.TemporaryDirectory() as folder:
+            yaml_file, blocks_file = Path(folder) / "scenario.yaml", Path(folder) / "blocks.txt"
+            yaml_file.write_text(json.dumps(scenario.to_dict()))  # JSON is YAML
+            blocks_file.write_text("".join(" ".join(map(str, b)) + "\n" for b in blocks))
+            ours_process, reference_process = _fastest_process([
+                [sys.executable, "-c",
+                 f"from mpsched.envs import simulate; simulate({str(yaml_file)!r}, {PEER_POLICY!r}, seed=0)"],
+                [sys.executable, block_reference.__file__, str(blocks_file),
+                 *(arg for trace, rtt in PEER_PATHS for arg in ("--path", f"{_TRACES / trace}:{rtt / 2}"))],
+            ], runs)
+        label = f"{factor}x"
+        out |= {
+            f"reference_blocks_{label}": float(len(blocks)),
+            f"reference_simulate_s_{label}": reference_s, f"reference_simulate_ours_s_{label}": ours_s,
+            f"reference_simulate_speedup_{label}": reference_s / ours_s,
+            f"reference_process_s_{label}": reference_process, f"reference_process_ours_s_{label}": ours_process,
+            f"reference_process_ratio_{label}": ours_process / reference_process,
+            f"reference_on_time_rate_{label}": reference["on_time_rate"],
+            f"reference_on_time_rate_ours_{label}": ours["on_time_rate"],
+        }
+    return out
 
 
 def _resident_bytes() -> float:
@@ -470,6 +568,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     clones = clones_per_s(seconds)
     footprint = vector_env_footprint()
     process = process_costs()
+    reference = block_reference_comparison(seconds)
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
     overloaded = vector_steps_per_s(256, seconds, OVERLOADED_SCENARIO)
     cartpole_vector = {mode: cartpole_vector_steps_per_s(256, seconds, mode) for mode in CARTPOLE_VECTOR_MODES}
@@ -487,6 +586,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         "path_dynamics_time_ratio_to_none": {k: dynamics["none"] / v for k, v in dynamics.items()},
         **overhead,
         **process,
+        **reference,
         "sim_clones_per_s": clones,
         **footprint,
         "env_steps_per_s": env_rate,
@@ -548,6 +648,19 @@ def format_report(r: dict[str, Any]) -> str:
         f"{'whole process, one simulate() episode [ms]':<52}{r['process_one_episode_s'] * 1e3:>16.0f}",
         f"{'whole process, import numpy only [ms]':<52}{r['process_numpy_only_s'] * 1e3:>16.0f}",
     ]
+    lines.append(f"block-level pure-Python reference ({PEER_FRAMES} frames, {PEER_POLICY}; "
+                 "experiments/block_reference.py):")
+    for label in ("1x", f"{factor}x"):
+        lines += [
+            f"{f'  {label}: reference simulation; simulate() [ms]':<52}"
+            f"{r[f'reference_simulate_s_{label}'] * 1e3:>16.1f}  {r[f'reference_simulate_ours_s_{label}'] * 1e3:>8.1f}",
+            f"{'    simulate() speed-up over the reference':<52}{r[f'reference_simulate_speedup_{label}']:>16.1f}",
+            f"{f'  {label}: whole process, reference; ours [ms]':<52}{r[f'reference_process_s_{label}'] * 1e3:>16.0f}"
+            f"  {r[f'reference_process_ours_s_{label}'] * 1e3:>8.0f}",
+            f"{'    ours / reference':<52}{r[f'reference_process_ratio_{label}']:>16.2f}",
+            f"{f'  {label}: on-time rate, reference (pipes); ours':<52}{r[f'reference_on_time_rate_{label}']:>16.3f}"
+            f"  {r[f'reference_on_time_rate_ours_{label}']:>8.3f}",
+        ]
     lines += [
         f"{'Sim.clone(), episode halfway through [clones/s]':<52}{r['sim_clones_per_s']:>16,.0f}",
         f"{'gym.make env, random valid actions [steps/s]':<52}{r['env_steps_per_s']:>16,.0f}",

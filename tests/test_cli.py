@@ -66,7 +66,9 @@ def test_bench_json_keys() -> None:
     for key in ("simulate_s_1x", "core_s_1x", "simulate_s_8x", "core_s_8x", "import_envs_s", "import_envs_rss_mib",
                 "import_numpy_s", "process_one_episode_s", "process_numpy_only_s", "sim_clones_per_s",
                 "vector_env_reset_s", "cartpole_vector_steps_per_s_vector_entry_point",
-                "cartpole_vector_steps_per_s_sync", "vector_to_cartpole_vector_ratio_sync"):
+                "cartpole_vector_steps_per_s_sync", "vector_to_cartpole_vector_ratio_sync",
+                "reference_simulate_speedup_1x", "reference_simulate_speedup_8x", "reference_process_ratio_1x",
+                "reference_process_ratio_8x"):
         assert report[key] > 0, key
 
 
