@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,26 +58,32 @@ def run_episodes(policy: AgentPolicy, episodes: Sequence[tuple[Scenario, int]], 
 
 @dataclass
 class Evaluation:
-    """Results of a model (and the baselines beside it) on a suite's split."""
+    """Results of a model (and the baselines beside it) on a suite's split; ``skipped``:
+    the scenarios with more paths than the model observes (the model has no episode
+    there, the baselines do)."""
 
     suite: str
     split: str
     results: list[EpisodeResult]
     upper_bounds: dict[tuple[str, int], float]
+    skipped: list[str] = field(default_factory=list)
 
     def table(self, metric: str = "weighted_on_time_rate") -> list[dict[str, Any]]:
         """Mean of a metric per scenario and policy (rows: scenarios, then ``mean``), with
-        the mean relaxed upper bound when it was computed."""
+        the mean relaxed upper bound when it was computed. The ``mean`` row is over the
+        scenarios the model ran (not the skipped ones), for every policy alike."""
         scenarios = list(dict.fromkeys(r.scenario for r in self.results))
         policies = list(dict.fromkeys(r.policy for r in self.results))
+        common = [sc for sc in scenarios if sc not in self.skipped]
         rows = []
         for sc in scenarios + ["mean"]:
+            members = common if sc == "mean" else [sc]
             row: dict[str, Any] = {"scenario": sc}
             for p in policies:
-                vals = [r.summary[metric] for r in self.results if r.policy == p and (sc == "mean" or r.scenario == sc)]
+                vals = [r.summary[metric] for r in self.results if r.policy == p and r.scenario in members]
                 row[p] = float(np.mean(vals)) if vals else float("nan")
             if self.upper_bounds:
-                ub = [v for (name, _), v in self.upper_bounds.items() if sc == "mean" or name == sc]
+                ub = [v for (name, _), v in self.upper_bounds.items() if name in members]
                 row["upper_bound"] = float(np.mean(ub)) if ub else float("nan")
             rows.append(row)
         return rows
@@ -106,7 +112,9 @@ def evaluate(model: str | Path, pool: EpisodePool, baselines: Sequence[str] = ()
     policy = load(model)
     episodes = [(sc, int(seed)) for sc, seed in pool.episodes]
     drop = pool.drop_expired
-    results = run_episodes(policy, episodes, drop_expired=drop, progress=progress)
+    skipped = list(dict.fromkeys(sc.name for sc, _ in episodes if len(sc.paths) > policy.max_paths))
+    results = run_episodes(policy, [(sc, seed) for sc, seed in episodes if sc.name not in skipped],
+                           drop_expired=drop, progress=progress)
     for name in baselines:
         for sc, seed in episodes:
             results.append(simulate(sc, name, seed=seed, drop_expired=drop))
@@ -116,4 +124,4 @@ def evaluate(model: str | Path, pool: EpisodePool, baselines: Sequence[str] = ()
 
         for sc, seed in episodes:
             bounds[(sc.name, seed)] = float(solve(sc, model="relaxed", seed=seed).upper_bound)
-    return Evaluation(pool.suite, pool.part, results, bounds)
+    return Evaluation(pool.suite, pool.part, results, bounds, skipped)

@@ -302,6 +302,8 @@ class HeldOutEvaluation(BaseCallback):
 
     def _on_training_start(self) -> None:
         self._last = self.model.num_timesteps  # a resumed run counts on from its checkpoint
+        if self.model.num_timesteps == 0 and not self.history:
+            self.evaluate()  # where learning starts (after cloning, the clone): the curve's first point
 
     def _on_step(self) -> bool:
         if self.model.num_timesteps - self._last >= self.freq:
@@ -348,8 +350,8 @@ def latest_checkpoint(folder: Path) -> Path | None:
 # ---------------------------------------------------------------------------------------
 
 
-def _make_env(pool: EpisodePool, hp: Mapping[str, Any], seed: int) -> VecEnv:
-    env: VecEnv = NativeVecEnv(pool, int(hp.get("n_envs", 16)), int(hp["num_slots"]), seed=seed,
+def _make_env(pool: EpisodePool, hp: Mapping[str, Any], seed: int, max_paths: int) -> VecEnv:
+    env: VecEnv = NativeVecEnv(pool, int(hp.get("n_envs", 16)), int(hp["num_slots"]), max_paths, seed=seed,
                                mask_expired=bool(hp["mask_expired"]))
     env = VecMonitor(env)
     if hp.get("normalize_reward", False):
@@ -367,7 +369,8 @@ def _tensorboard_dir(out: Path) -> str | None:
 
 def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps: int | None, out: str | Path,
           from_expert: str | None = None, seed: int = 0, overrides: Sequence[str] = (), resume: bool = False,
-          progress: bool = True, command: str = "", log: Callable[[str], None] = print) -> TrainResult:
+          progress: bool = True, command: str = "", log: Callable[[str], None] = print,
+          max_paths: int | None = None) -> TrainResult:
     """Train an agent on the episodes of ``train_pool`` and save it to ``out``.
 
     Parameters
@@ -375,9 +378,10 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     algo : str
         ``maskable_ppo``, ``ppo``, ``dqn``, ``bc`` or ``dagger``.
     train_pool, test_pool : EpisodePool
-        Episodes to train on, and those of the held-out evaluations (a suite's split:
-        :meth:`mpsched.experiments.suite.Suite.pool`). The hyperparameters are those of
-        ``train_pool.suite`` (else ``default``).
+        Episodes to train on, and those of the held-out evaluations during training (a
+        suite's split, :meth:`mpsched.experiments.suite.Suite.pool`: its validation part
+        when it has one). The hyperparameters are those of ``train_pool.suite`` (else
+        ``default``).
     timesteps : int, optional
         Environment steps of reinforcement learning (for ``bc``: expert decisions; for
         ``dagger``: teacher-labelled decisions over all iterations);
@@ -398,6 +402,10 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         The command line, kept in the model card.
     log : callable
         Where progress lines go.
+    max_paths : int, optional
+        Paths the model observes (its observation's path entries), at least the pools'
+        largest path count: a suite whose test split has more paths than its training
+        scenarios passes that count, so that the model can act there.
     """
     if algo not in ALGOS:
         raise TrainingError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
@@ -424,9 +432,9 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     set_random_seed(seed)
     test_pool = evaluation_pool(test_pool, int(hp.get("eval_episodes", 6)))
     K = int(hp["num_slots"])
-    P = max(train_pool.max_paths, test_pool.max_paths)
+    P = max(train_pool.max_paths, test_pool.max_paths, int(max_paths or 0))
     mask_expired = bool(hp["mask_expired"])
-    env = _make_env(train_pool, hp, seed)
+    env = _make_env(train_pool, hp, seed, P)
     cls = sb3_class(algo)
     started = time.perf_counter()
     checkpoint = latest_checkpoint(out / CHECKPOINTS) if resume else None

@@ -298,22 +298,56 @@ def _agents() -> Any:
 
 def cmd_train(args: argparse.Namespace) -> int:
     _agents()
+    from ..agents.protocol import learning_curves, tier_budget
     from ..agents.train import train
     from .suite import load_suite
 
-    command = " ".join(["mpsched train", f"--algo {args.algo}", f"--suite {args.suite}"]
-                       + ([f"--timesteps {args.timesteps}"] if args.timesteps is not None else [])
-                       + ([f"--from-expert {args.from_expert}"] if args.from_expert else [])
-                       + [f"--seed {args.seed}"] + [f"--hp {h}" for h in args.hp] + [f"--out {args.out}"])
+    seeds = args.seeds if args.seeds else [args.seed]
+    timesteps, overrides = args.timesteps, list(args.hp)
+    if args.tier:
+        if args.timesteps is not None:
+            raise MpschedError("--tier and --timesteps: give one (a tier sets the budget)")
+        expert, steps = tier_budget(args.tier, args.from_expert is not None and args.algo != "bc")
+        timesteps = expert + steps if args.algo in ("bc", "dagger") else steps
+        overrides = ([f"expert_steps={expert}"] if expert else []) + \
+            ([f"eval_freq={max(1, steps // 5)}"] if steps else []) + overrides
     suite = load_suite(args.suite)
-    result = train(args.algo, suite.pool("train"), suite.pool("test"), args.timesteps, args.out,
-                   from_expert=args.from_expert, seed=args.seed, overrides=args.hp, resume=args.resume,
-                   progress=not args.no_progress, command=command)
-    if result.evaluations:
-        last = result.evaluations[-1]
-        print(f"{args.algo}: {result.timesteps} steps in {result.train_s:.0f} s; held-out weighted on-time rate "
-              f"{last['weighted_on_time_rate']:.4f} -> {result.out}")
+    part = suite.evaluation_part()
+    max_paths = max(suite.pool(p).max_paths for p in suite.split)
+    print(f"seeds: {', '.join(map(str, seeds))}; evaluations during training on the {part} split")
+    outs = []
+    for seed in seeds:
+        out = Path(args.out) / f"seed-{seed}" if len(seeds) > 1 else Path(args.out)
+        command = " ".join(["mpsched train", f"--algo {args.algo}", f"--suite {args.suite}"]
+                           + ([f"--tier {args.tier}"] if args.tier else [])
+                           + ([f"--timesteps {args.timesteps}"] if args.timesteps is not None else [])
+                           + ([f"--from-expert {args.from_expert}"] if args.from_expert else [])
+                           + [f"--seed {seed}"] + [f"--hp {h}" for h in args.hp] + [f"--out {out}"])
+        result = train(args.algo, suite.pool("train"), suite.pool(part), timesteps, out,
+                       from_expert=args.from_expert, seed=seed, overrides=overrides, resume=args.resume,
+                       progress=not args.no_progress, command=command, max_paths=max_paths)
+        outs.append(out)
+        if result.evaluations:
+            last = result.evaluations[-1]
+            print(f"{args.algo}, seed {seed}: {result.timesteps} steps in {result.train_s:.0f} s; {part} weighted "
+                  f"on-time rate {last['weighted_on_time_rate']:.4f} -> {result.out}")
+    if len(seeds) > 1:
+        curves = learning_curves(outs)
+        _write_curves(Path(args.out) / "curves.csv", curves)
+        print(f"\nlearning curve ({part} split), weighted on-time rate, mean ± 95 % CI over seeds "
+              f"{', '.join(map(str, seeds))} -> {Path(args.out) / 'curves.csv'}")
+        for c in curves:
+            print(f"  {c['decisions']:>10,} decisions  {c['mean']:.4f} ± {c['ci95']:.4f}   "
+                  + "  ".join(f"{v:.4f}" for v in c["values"]))
     return 0
+
+
+def _write_curves(path: Path, curves: list[dict[str, Any]]) -> None:
+    """One row per (evaluation point, seed): decisions, seed, weighted on-time rate."""
+    rows = ["decisions,seed,weighted_on_time_rate"]
+    for c in curves:
+        rows += [f"{c['decisions']},{s},{v!r}" for s, v in zip(c["seeds"], c["values"])]
+    path.write_text("\n".join(rows) + "\n")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -322,27 +356,65 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ..agents.evaluate import evaluate
+    from ..agents.model import model_dir, read_meta, zoo_names
+    from ..agents.protocol import family_table, learning_curves, seed_dirs, write_report
     from .suite import load_suite
 
     torch.set_num_threads(args.threads)
     baselines = [b for b in args.baselines.split(",") if b] if args.baselines else []
+    suite = load_suite(args.suite)
+    pool = suite.pool(args.split)
+    models: list[Any] = [args.model] if args.model in zoo_names() else seed_dirs(args.model)
+    evaluations = []
     with tqdm(unit="episode", file=sys.stderr, disable=args.no_progress or args.json) as bar:
-        ev = evaluate(args.model, load_suite(args.suite).pool(args.split), baselines=baselines,
-                      upper_bound=args.upper_bound, progress=bar.update)
+        for k, model in enumerate(models):
+            evaluations.append(evaluate(model, pool, baselines=baselines if k == 0 else [],
+                                        upper_bound=args.upper_bound and k == 0, progress=bar.update))
+    ev = evaluations[0]
     if args.out:
         import pandas as pd
 
-        pd.DataFrame([r.row() for r in ev.results]).to_csv(args.out, index=False)
+        pd.DataFrame([r.row() for e in evaluations for r in e.results]).to_csv(args.out, index=False)
+    max_paths = int(read_meta(model_dir(models[0]))["max_paths"])
+    if ev.skipped:
+        print(f"no episodes of the model on {', '.join(ev.skipped)}: more paths than the {max_paths} it observes",
+              file=sys.stderr)
     rows = ev.table()
     if args.json:
         print(json.dumps([_json_safe(r) for r in rows], indent=2))
         return 0
-    columns = [c for c in rows[0] if c != "scenario"]
-    width = max(len(r["scenario"]) for r in rows)
-    print(f"weighted on-time rate, {ev.suite} {ev.split} split (mean over seeds)")
-    print("scenario".ljust(width) + "".join(f"  {c:>14}" for c in columns))
-    for r in rows:
-        print(r["scenario"].ljust(width) + "".join(f"  {r[c]:>14.4f}" for c in columns))
+    if len(models) == 1:
+        columns = [c for c in rows[0] if c != "scenario"]
+        width = max(len(r["scenario"]) for r in rows)
+        print(f"weighted on-time rate, {ev.suite} {ev.split} split (mean over seeds)")
+        print("scenario".ljust(width) + "".join(f"  {c:>14}" for c in columns))
+        for r in rows:
+            print(r["scenario"].ljust(width) + "".join(f"  {r[c]:>14.4f}" for c in columns))
+    agent_name = ev.results[0].policy if ev.results else ""
+    model_results = [[r for r in e.results if r.policy == agent_name] for e in evaluations]
+    others = [r for r in ev.results if r.policy != agent_name]
+    families = {g.name: [c.name for c in g.cases] for g in suite.split_groups(args.split)}
+    paths = {sc.name: len(sc.paths) for sc in pool.scenarios}
+    table = family_table(model_results, others, families, max_paths, paths)
+    if len(models) > 1 or args.report:
+        print(f"\nper family: the model's mean ± 95 % CI over {len(models)} training seed(s); the others' means")
+        for f in table:
+            model = f"{f['model_mean']:.4f} ± {f['model_ci95']:.4f}" if not f["model_note"] else "n/a"
+            best = f" best heuristic {f['best_heuristic']} {f[f['best_heuristic']]:.4f}, margin {f['margin']:+.4f}" \
+                if "best_heuristic" in f else ""
+            print(f"  {f['family']:<16} {model:>18}{best}")
+    if args.report:
+        curves = learning_curves([model_dir(m) for m in models])
+        command = " ".join(["mpsched evaluate", f"--model {args.model}", f"--suite {args.suite}",
+                            f"--split {args.split}"] + ([f"--baselines {args.baselines}"] if args.baselines else [])
+                           + [f"--report {args.report}"])
+        notes = [f"Families (the {args.split} split's groups): "
+                 + "; ".join(f"`{g.name}`: {g.title}" for g in suite.split_groups(args.split)) + "."]
+        if ev.skipped:
+            notes.append(f"The model observes {max_paths} paths: no score on {', '.join(ev.skipped)}.")
+        path = write_report(args.report, curves, table, f"{suite.name}: {len(models)} model(s) on the "
+                            f"{args.split} split", [command], notes)
+        print(f"report -> {path}")
     return 0
 
 
@@ -471,7 +543,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--from-expert", choices=("dams", "optimum"), default=None,
                    help="clone this expert's decisions first, then train from that start")
-    p.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
+    seeds.add_argument("--seeds", type=int, nargs="+", metavar="S",
+                       help="one model per seed in OUT/seed-S, then the learning curve over them (OUT/curves.csv)")
+    p.add_argument("--tier", choices=("100k", "1m"), default=None,
+                   help="a budget of decisions taken in the environment (with --from-expert: half cloned, half "
+                        "learned), evaluated 5 times; instead of --timesteps")
     p.add_argument("--hp", action="append", default=[], metavar="KEY=VALUE",
                    help="override a hyperparameter of agents/hyperparams/ALGO.yaml (repeatable; dotted keys)")
     p.add_argument("--resume", action="store_true", help="continue from the latest checkpoint in OUT/checkpoints")
@@ -480,9 +558,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="score a trained model on a suite's test split",
                        epilog="example: mpsched evaluate --model default --suite agents --baselines minrtt,rr,edf,dams")
-    p.add_argument("--model", required=True, help="a shipped model's name (agents/zoo) or a model directory")
+    p.add_argument("--model", required=True,
+                   help="a shipped model's name (agents/zoo), a model directory, or the OUT of train --seeds "
+                        "(every seed-S model: scores per family with a 95 %% CI over the seeds)")
     p.add_argument("--suite", required=True, help="a suite with a train/test split")
-    p.add_argument("--split", choices=("test", "train"), default="test", help="(default: %(default)s)")
+    p.add_argument("--split", choices=("test", "validation", "train"), default="test", help="(default: %(default)s)")
+    p.add_argument("--report", metavar="DIR", help="write the learning curve and the per-family table to DIR "
+                                                    "(README.md, figures/)")
     p.add_argument("--baselines", default="", metavar="A,B", help="registered policies to score on the same episodes")
     p.add_argument("--upper-bound", action="store_true", help="also the relaxed slot model's bound per episode")
     p.add_argument("--out", metavar="CSV", help="write every episode's scores to this CSV file")

@@ -29,7 +29,7 @@ report reproduces are declared in the same file (:mod:`mpsched.experiments.repor
           - optimum                             # mpsched.solvers, when installed
           - agent:NAME                          # mpsched.agents, when installed
     quick: {seeds: 2, duration_s: 20}           # what --quick runs
-    split: {train: [GROUP, ...], test: [GROUP, ...]}   # for learned schedulers
+    split: {train: [GROUP, ...], validation: [GROUP, ...], test: [GROUP, ...]}   # validation optional
 
 Scenario entries
 ----------------
@@ -95,8 +95,10 @@ as on ``G``.
 Train/test split
 ----------------
 ``split`` names the groups whose scenarios and seeds a learned scheduler trains on
-(``train``) and the groups it is scored on (``test``, :mod:`mpsched.agents`). The two
-lists are disjoint and no (scenario, seed) pair is in both; a sweep runs every group as
+(``train``), optionally those it is evaluated on while it trains (``validation``: what
+checkpoints and hyperparameters are chosen by, so that the test split is looked at
+once), and the groups it is scored on (``test``, :mod:`mpsched.agents`). The lists are
+disjoint and no (scenario, seed) pair is in two of them; a sweep runs every group as
 usual.
 """
 
@@ -154,7 +156,8 @@ _SENSITIVITY_KEYS = ("name", "title", "description", "groups", "set", "seeds", "
 VARIANT_MARK = "@"
 """Joins a group's or scenario's name and a sensitivity variant's: ``trace@ideal-cc``."""
 _SERIES_KEYS = ("kinds", "seeds", "policies")
-SPLIT_PARTS: tuple[str, ...] = ("train", "test")
+SPLIT_PARTS: tuple[str, ...] = ("train", "validation", "test")
+REQUIRED_SPLIT_PARTS: tuple[str, ...] = ("train", "test")
 DEFAULT_METRICS = ("on_time_rate", "weighted_on_time_rate", "high_priority_on_time_rate", "goodput_bps",
                     "efficiency", "bytes_wasted")
 
@@ -611,19 +614,26 @@ class Suite:
         raise KeyError(name)
 
     def split_groups(self, part: str) -> tuple[Group, ...]:
-        """The groups of one part of the train/test split (``"train"`` or ``"test"``).
+        """The groups of one part of the split (``"train"``, ``"validation"`` or ``"test"``).
 
         Raises
         ------
         SuiteError
-            When the suite defines no split, or for another part.
+            When the suite defines no split or not this part, or for another part.
         """
         if part not in SPLIT_PARTS:
             raise SuiteError(self.name, "split", part, "one of " + ", ".join(SPLIT_PARTS))
         if not self.split:
             raise SuiteError(self.name, "split", None, "a suite with a split: {train: [...], test: [...]} "
                              "(the groups a learned scheduler trains and is tested on)")
+        if part not in self.split:
+            raise SuiteError(self.name, f"split.{part}", None, "a list of group names (this suite has none)")
         return tuple(self.group(g) for g in self.split[part])
+
+    def evaluation_part(self) -> str:
+        """The part a learned scheduler is evaluated on while it trains: ``validation``
+        when the suite has one, else ``test``."""
+        return "validation" if "validation" in self.split else "test"
 
     def pool(self, part: str) -> EpisodePool:
         """The episodes of one part of the train/test split, each scenario with its
@@ -653,8 +663,8 @@ class Suite:
 
 
 def _split(value: Any, groups: list[Group], suite: str) -> dict[str, tuple[str, ...]]:
-    """The validated train/test split: group names per part, disjoint in groups and in
-    (scenario, seed) pairs."""
+    """The validated split: group names per part, disjoint in groups and in (scenario,
+    seed) pairs."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -664,6 +674,8 @@ def _split(value: Any, groups: list[Group], suite: str) -> dict[str, tuple[str, 
     split: dict[str, tuple[str, ...]] = {}
     for part in SPLIT_PARTS:
         if part not in value:
+            if part not in REQUIRED_SPLIT_PARTS:
+                continue
             raise SuiteError(suite, f"split.{part}", None, "a non-empty list of group names")
         chosen = value[part]
         if not isinstance(chosen, list) or not chosen or not all(isinstance(g, str) for g in chosen):
@@ -674,14 +686,18 @@ def _split(value: Any, groups: list[Group], suite: str) -> dict[str, tuple[str, 
         if len(set(chosen)) != len(chosen):
             raise SuiteError(suite, f"split.{part}", chosen, "distinct group names")
         split[part] = tuple(chosen)
-    both = sorted(set(split["train"]) & set(split["test"]))
-    if both:
-        raise SuiteError(suite, "split", both, "groups in train or in test, not in both")
-    trained = {(c.name, s) for g in split["train"] for c in by_name[g].cases for s in by_name[g].seeds}
-    shared = sorted({(c.name, s) for g in split["test"] for c in by_name[g].cases for s in by_name[g].seeds} & trained)
-    if shared:
-        raise SuiteError(suite, "split.test", [list(k) for k in shared[:5]],
-                         "(scenario, seed) pairs that no train group has (test on other seeds)")
+    parts = list(split)
+    for i, part in enumerate(parts):
+        for other in parts[:i]:
+            both = sorted(set(split[other]) & set(split[part]))
+            if both:
+                raise SuiteError(suite, "split", both, f"groups in {other} or in {part}, not in both")
+            earlier = {(c.name, s) for g in split[other] for c in by_name[g].cases for s in by_name[g].seeds}
+            shared = sorted({(c.name, s) for g in split[part] for c in by_name[g].cases for s in by_name[g].seeds}
+                            & earlier)
+            if shared:
+                raise SuiteError(suite, f"split.{part}", [list(k) for k in shared[:5]],
+                                 f"(scenario, seed) pairs that no {other} group has (use other seeds)")
     return split
 
 

@@ -337,15 +337,17 @@ def test_a_sensitivity_variant_is_each_group_with_one_choice_changed() -> None:
 
 
 def test_split_names_disjoint_groups_and_episodes() -> None:
-    """The agents suite's split: train and test groups, no (scenario, seed) in both, the
-    paper's test traces never in training; a suite may share scenarios across the split
-    on other seeds but not on the same ones."""
+    """The agents suite's split: train, validation and test groups, no (scenario, seed) in
+    two parts, the paper's test traces never in training; a suite may share scenarios
+    across the split on other seeds but not on the same ones."""
     suite = load_suite("agents")
-    assert suite.split == {"train": ("train-constant", "train-square", "train-trace"),
-                           "test": ("test-dynamic", "test-trace")}
+    assert suite.split == {"train": ("train-constant", "train-square", "train-trace"), "validation": ("validation",),
+                           "test": ("test-dynamic", "test-trace", "test-workload", "test-paths", "test-hsdpa",
+                                    "test-rtt")}
     train = {(c.name, s) for g in suite.split_groups("train") for c in g.cases for s in g.seeds}
+    validation = {(c.name, s) for g in suite.split_groups("validation") for c in g.cases for s in g.seeds}
     test = {(c.name, s) for g in suite.split_groups("test") for c in g.cases for s in g.seeds}
-    assert train and test and not train & test
+    assert train and validation and test and not train & test and not train & validation and not validation & test
     files = {str(p.bandwidth.get("file", "")).rsplit("/", 1)[-1] for g in suite.split_groups("train")
              for c in g.cases for p in c.scenario.paths if p.bandwidth}
     assert "cellular-1.50.txt" not in files and "cellular-2.36.txt" not in files
