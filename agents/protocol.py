@@ -34,7 +34,8 @@ from ..envs.results import EpisodeResult
 from ..experiments.report.stats import ci95
 from .model import META_FILE, read_meta
 
-__all__ = ["TIERS", "HEURISTICS", "tier_budget", "seed_dirs", "learning_curves", "family_table", "write_report"]
+__all__ = ["TIERS", "HEURISTICS", "tier_budget", "seed_dirs", "learning_curves", "family_table", "format_mean_ci",
+           "write_report"]
 
 TIERS: dict[str, int] = {"100k": 100_000, "1m": 1_000_000}
 """Decisions taken in the environment per tier."""
@@ -94,8 +95,9 @@ def _curve(meta: Mapping[str, Any]) -> list[tuple[int, float]]:
 
 def learning_curves(models: Sequence[str | Path]) -> list[dict[str, Any]]:
     """The validation score by decisions taken, over the models (one per training seed):
-    one row per evaluation point that every model has, with the mean, its 95 % CI and
-    each seed's value.
+    one row per evaluation point that every model has, with the mean, its 95 % CI, each
+    seed's value and the split part the evaluations ran on (``split``: empty when the
+    models do not record it or differ).
 
     Raises
     ------
@@ -110,12 +112,14 @@ def learning_curves(models: Sequence[str | Path]) -> list[dict[str, Any]]:
         if [x for x, _ in curve] != points:
             raise MpschedError(f"model of seed {meta.get('seed')}: evaluated at {[x for x, _ in curve]} decisions, "
                                f"the first model at {points}; train every seed with the same budget")
+    parts = {str(m.get("evaluated_on") or "") for m in metas}
+    split = parts.pop() if len(parts) == 1 else ""
     rows = []
     for k, decisions in enumerate(points):
         values = [curve[k][1] for curve in curves]
         mean, half = _ci95(values)
         rows.append({"decisions": decisions, "mean": mean, "ci95": half, "seeds": [int(m["seed"]) for m in metas],
-                     "values": values})
+                     "values": values, "split": split})
     return rows
 
 
@@ -160,7 +164,8 @@ def family_table(models: Sequence[Sequence[EpisodeResult]], baselines: Sequence[
     return rows
 
 
-def _fmt(mean: float, half: float) -> str:
+def format_mean_ci(mean: float, half: float) -> str:
+    """``mean ± half`` to four places; the mean alone without an interval, ``n/a`` without a mean."""
     if math.isnan(mean):
         return "n/a"
     return f"{mean:.4f}" if math.isnan(half) else f"{mean:.4f} ± {half:.4f}"
@@ -176,15 +181,16 @@ def write_report(folder: str | Path, curves: Sequence[Mapping[str, Any]], famili
     lines += list(notes) + ([""] if notes else [])
     if curves:
         seeds = curves[0]["seeds"]
-        lines += ["## Learning curve (validation split)", "",
-                  f"Weighted on-time rate on the validation episodes by decisions taken (expert decisions recorded "
+        split = curves[0]["split"] or "not recorded"
+        lines += [f"## Learning curve (evaluations during training: {split} split)", "",
+                  f"Weighted on-time rate of the evaluation episodes by decisions taken (expert decisions recorded "
                   f"plus environment steps), mean ± 95 % CI over training seeds {', '.join(map(str, seeds))}.", ""]
         if _plot_curve(curves, out / "figures" / "learning-curve.png"):
             lines += ["![learning curve](figures/learning-curve.png)", ""]
         lines += ["| decisions | mean ± 95 % CI | " + " | ".join(f"seed {s}" for s in seeds) + " |",
                   "|---:|---:|" + "---:|" * len(seeds)]
         for c in curves:
-            lines.append(f"| {c['decisions']:,} | {_fmt(c['mean'], c['ci95'])} | "
+            lines.append(f"| {c['decisions']:,} | {format_mean_ci(c['mean'], c['ci95'])} | "
                          + " | ".join(f"{v:.4f}" for v in c["values"]) + " |")
         lines.append("")
     if families:
@@ -197,7 +203,7 @@ def write_report(folder: str | Path, curves: Sequence[Mapping[str, Any]], famili
                   "| family | model | " + " | ".join(names) + " | best heuristic | margin |",
                   "|---|---:|" + "---:|" * len(names) + "---|---:|"]
         for f in families:
-            model = _fmt(f["model_mean"], f["model_ci95"]) if not f["model_note"] else f"n/a ({f['model_note']})"
+            model = f"n/a ({f['model_note']})" if f["model_note"] else format_mean_ci(f["model_mean"], f["model_ci95"])
             margin = "" if math.isnan(f.get("margin", math.nan)) else f"{f['margin']:+.4f}"
             lines.append(f"| {f['family']} | {model} | " + " | ".join(f"{f[n]:.4f}" for n in names)
                          + f" | {f.get('best_heuristic', '')} | {margin} |")

@@ -501,7 +501,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     final = evaluation.history[-1]
     steps = len_demos if algo in IMITATION_ALGOS else int(model.num_timesteps)
     result = TrainResult(out, algo, seed, steps, train_s, evaluation.history, imitation, model)
-    _save(model, out, algo, hp, suite, from_expert, seed, P, result, command)
+    _save(model, out, algo, hp, suite, from_expert, seed, P, result, command, test_pool.part)
     log(f"saved {out} ({train_s:.0f} s of training; held-out weighted on-time rate "
         f"{final['weighted_on_time_rate']:.4f})")
     return result
@@ -580,7 +580,7 @@ def _apply_finetune(model: Any, values: Mapping[str, Any]) -> None:
 
 
 def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, from_expert: str | None,
-          seed: int, max_paths: int, result: TrainResult, command: str) -> None:
+          seed: int, max_paths: int, result: TrainResult, command: str, evaluated_on: str) -> None:
     model.save(out / MODEL_FILE)
     env = model.get_env()
     if isinstance(env, VecNormalize):
@@ -600,6 +600,7 @@ def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, f
         "hyperparams": hp,
         "imitation": result.imitation,
         "evaluations": result.evaluations,
+        "evaluated_on": evaluated_on,
     }
     (out / META_FILE).write_text(json.dumps(meta, indent=2, default=str) + "\n")
 

@@ -29,7 +29,7 @@ class EpisodePool:
     suite : str
         The suite the pool comes from (selects hyperparameters); empty when none.
     part : str
-        ``train`` or ``test`` for a part of a suite's split; empty when none.
+        ``train``, ``validation`` or ``test`` for a part of a suite's split; empty when none.
     drop_expired : bool
         Whether the suite scores its episodes with ``drop_expired``.
     """

@@ -357,7 +357,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from ..agents.evaluate import evaluate
     from ..agents.model import model_dir, read_meta, zoo_names
-    from ..agents.protocol import family_table, learning_curves, seed_dirs, write_report
+    from ..agents.protocol import family_table, format_mean_ci, learning_curves, seed_dirs, write_report
     from .suite import load_suite
 
     torch.set_num_threads(args.threads)
@@ -399,10 +399,11 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if len(models) > 1 or args.report:
         print(f"\nper family: the model's mean ± 95 % CI over {len(models)} training seed(s); the others' means")
         for f in table:
-            model = f"{f['model_mean']:.4f} ± {f['model_ci95']:.4f}" if not f["model_note"] else "n/a"
-            best = f" best heuristic {f['best_heuristic']} {f[f['best_heuristic']]:.4f}, margin {f['margin']:+.4f}" \
+            model = format_mean_ci(f["model_mean"], f["model_ci95"])
+            best = f"  best heuristic {f['best_heuristic']} {f[f['best_heuristic']]:.4f}" \
                 if "best_heuristic" in f else ""
-            print(f"  {f['family']:<16} {model:>18}{best}")
+            margin = f", margin {f['margin']:+.4f}" if best and not math.isnan(f["margin"]) else ""
+            print(f"  {f['family']:<16} {model:>18}{best}{margin}")
     if args.report:
         curves = learning_curves([model_dir(m) for m in models])
         command = " ".join(["mpsched evaluate", f"--model {args.model}", f"--suite {args.suite}",

@@ -115,7 +115,7 @@ def test_three_seeds_train_and_evaluate_into_a_report(tmp_path: Path, capsys: py
     assert [m["seed"] for m in metas] == [0, 1, 2] and {m["max_paths"] for m in metas} == {3}
     curves = learning_curves(dirs)
     # the clone (before any step), then every 128 steps, on top of the 200 cloned decisions
-    assert [c["decisions"] for c in curves] == [200, 328, 456]
+    assert [c["decisions"] for c in curves] == [200, 328, 456] and {c["split"] for c in curves} == {"validation"}
     assert all(len(c["values"]) == 3 for c in curves)
     lines = (out / "curves.csv").read_text().splitlines()
     assert lines[0] == "decisions,seed,weighted_on_time_rate" and len(lines) == 1 + 3 * 3
@@ -123,7 +123,7 @@ def test_three_seeds_train_and_evaluate_into_a_report(tmp_path: Path, capsys: py
     assert main(["evaluate", "--model", str(out), "--suite", str(suite), "--baselines", "dams,edf",
                  "--report", str(report), "--no-progress"]) == 0
     text = (report / "README.md").read_text()
-    assert "## Learning curve (validation split)" in text and "| 456 |" in text
+    assert "## Learning curve (evaluations during training: validation split)" in text and "| 456 |" in text
     assert "| test-two |" in text and "| test-three |" in text and "n/a" not in text
     assert (report / "figures" / "learning-curve.png").stat().st_size > 0
     printed = capsys.readouterr().out
