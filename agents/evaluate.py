@@ -67,6 +67,8 @@ class Evaluation:
     results: list[EpisodeResult]
     upper_bounds: dict[tuple[str, int], float]
     skipped: list[str] = field(default_factory=list)
+    model: str = ""
+    """The model's policy name in ``results`` (``agent:NAME``)."""
 
     def table(self, metric: str = "weighted_on_time_rate") -> list[dict[str, Any]]:
         """Mean of a metric per scenario and policy (rows: scenarios, then ``mean``), with
@@ -124,4 +126,4 @@ def evaluate(model: str | Path, pool: EpisodePool, baselines: Sequence[str] = ()
 
         for sc, seed in episodes:
             bounds[(sc.name, seed)] = float(solve(sc, model="relaxed", seed=seed).upper_bound)
-    return Evaluation(pool.suite, pool.part, results, bounds, skipped)
+    return Evaluation(pool.suite, pool.part, results, bounds, skipped, policy.name)

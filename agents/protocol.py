@@ -53,7 +53,10 @@ def _ci95(values: Sequence[float]) -> tuple[float, float]:
 
 def tier_budget(tier: str, from_expert: bool) -> tuple[int, int]:
     """(expert decisions, environment steps) of a tier: with an expert half of each
-    (the cloning gets the odd decision), else all steps.
+    (the cloning gets the odd decision), else all steps. Like ``--timesteps``, the steps
+    are a lower bound: SB3's on-policy learners stop at the end of the rollout that
+    reaches them (the agents preset's rollouts are 16 x 256 = 4,096 steps, so 50,000
+    steps run to 53,248).
 
     Raises
     ------

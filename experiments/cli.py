@@ -390,9 +390,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print("scenario".ljust(width) + "".join(f"  {c:>14}" for c in columns))
         for r in rows:
             print(r["scenario"].ljust(width) + "".join(f"  {r[c]:>14.4f}" for c in columns))
-    agent_name = ev.results[0].policy if ev.results else ""
-    model_results = [[r for r in e.results if r.policy == agent_name] for e in evaluations]
-    others = [r for r in ev.results if r.policy != agent_name]
+    model_results = [[r for r in e.results if r.policy == e.model] for e in evaluations]
+    others = [r for r in ev.results if r.policy != ev.model]
     families = {g.name: [c.name for c in g.cases] for g in suite.split_groups(args.split)}
     paths = {sc.name: len(sc.paths) for sc in pool.scenarios}
     table = family_table(model_results, others, families, max_paths, paths)
@@ -413,8 +412,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                  + "; ".join(f"`{g.name}`: {g.title}" for g in suite.split_groups(args.split)) + "."]
         if ev.skipped:
             notes.append(f"The model observes {max_paths} paths: no score on {', '.join(ev.skipped)}.")
+        trained = [str(read_meta(model_dir(m)).get("command") or f"(no training command recorded for {m})")
+                   for m in models]
         path = write_report(args.report, curves, table, f"{suite.name}: {len(models)} model(s) on the "
-                            f"{args.split} split", [command], notes)
+                            f"{args.split} split", [*trained, command], notes)
         print(f"report -> {path}")
     return 0
 

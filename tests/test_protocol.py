@@ -5,6 +5,7 @@ confidence intervals over the seeds (mpsched.agents.protocol, mpsched train/eval
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -128,6 +129,8 @@ def test_three_seeds_train_and_evaluate_into_a_report(tmp_path: Path, capsys: py
     assert (report / "figures" / "learning-curve.png").stat().st_size > 0
     printed = capsys.readouterr().out
     assert "over 3 training seed(s)" in printed
+    for family in ("test-two", "test-three"):  # each family's score carries its interval over the seeds
+        assert re.search(rf"\| {family} \| \d\.\d{{4}} ± \d\.\d{{4}} \|", text), family
 
 
 def test_a_two_path_model_has_no_score_on_three_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
