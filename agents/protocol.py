@@ -232,7 +232,7 @@ def _plot_curve(curves: Sequence[Mapping[str, Any]], path: Path) -> bool:
     for k in range(len(curves[0]["values"])):
         ax.plot(x, [c["values"][k] for c in curves], lw=0.6, alpha=0.6, color="grey")
     ax.set_xlabel("decisions taken")
-    ax.set_ylabel("weighted on-time rate (validation)")
+    ax.set_ylabel(f"weighted on-time rate ({curves[0]['split'] or 'evaluations'})")
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
