@@ -298,8 +298,8 @@ def _agents() -> Any:
 
 def cmd_train(args: argparse.Namespace) -> int:
     _agents()
-    from ..agents.protocol import learning_curves, tier_budget
     from ..agents.train import train
+    from .agent_protocol import learning_curves, tier_budget
     from .suite import load_suite
 
     seeds = args.seeds if args.seeds else [args.seed]
@@ -357,7 +357,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from ..agents.evaluate import evaluate
     from ..agents.model import model_dir, read_meta, zoo_names
-    from ..agents.protocol import family_table, format_mean_ci, learning_curves, seed_dirs, write_report
+    from .agent_protocol import family_table, format_mean_ci, learning_curves, seed_dirs, write_report
     from .suite import load_suite
 
     torch.set_num_threads(args.threads)

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
+from ..agents.model import META_FILE, read_meta
 from ..envs.errors import MpschedError
 from ..envs.results import EpisodeResult
-from ..experiments.report.stats import ci95
-from .model import META_FILE, read_meta
+from .report.stats import ci95
 
 __all__ = ["TIERS", "HEURISTICS", "tier_budget", "seed_dirs", "learning_curves", "family_table", "format_mean_ci",
            "write_report"]

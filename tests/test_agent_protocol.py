@@ -1,6 +1,6 @@
 """The learned schedulers' benchmark protocol: the split's validation part, several
 training seeds with their learning curve, tiers, and scores per held-out family with
-confidence intervals over the seeds (mpsched.agents.protocol, mpsched train/evaluate)."""
+confidence intervals over the seeds (mpsched.experiments.agent_protocol, mpsched train/evaluate)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ pytest.importorskip("sb3_contrib")
 
 import yaml  # noqa: E402
 from mpsched.agents.model import read_meta  # noqa: E402
-from mpsched.agents.protocol import HEURISTICS, family_table, learning_curves, tier_budget  # noqa: E402
 from mpsched.envs import MpschedError, simulate  # noqa: E402
+from mpsched.experiments.agent_protocol import HEURISTICS, family_table, learning_curves, tier_budget  # noqa: E402
 from mpsched.experiments.cli import main  # noqa: E402
 from mpsched.experiments.suite import SuiteError, load_suite  # noqa: E402
 
