@@ -34,8 +34,8 @@ from ..envs.errors import MpschedError
 from ..envs.results import EpisodeResult
 from .report.stats import ci95
 
-__all__ = ["TIERS", "HEURISTICS", "tier_budget", "seed_dirs", "learning_curves", "family_table", "format_mean_ci",
-           "write_report"]
+__all__ = ["TIERS", "HEURISTICS", "tier_budget", "seed_dirs", "learning_curves", "write_curves", "family_table",
+           "format_mean_ci", "write_report"]
 
 TIERS: dict[str, int] = {"100k": 100_000, "1m": 1_000_000}
 """Decisions taken in the environment per tier."""
@@ -126,9 +126,17 @@ def learning_curves(models: Sequence[str | Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def write_curves(path: str | Path, curves: Sequence[Mapping[str, Any]]) -> None:
+    """:func:`learning_curves` as CSV, one row per (evaluation point, seed): decisions,
+    seed, weighted on-time rate."""
+    rows = ["decisions,seed,weighted_on_time_rate"]
+    for c in curves:
+        rows += [f"{c['decisions']},{s},{v!r}" for s, v in zip(c["seeds"], c["values"])]
+    Path(path).write_text("\n".join(rows) + "\n")
+
+
 def family_table(models: Sequence[Sequence[EpisodeResult]], baselines: Sequence[EpisodeResult],
-                 families: Mapping[str, Sequence[str]], max_paths: int,
-                 paths: Mapping[str, int]) -> list[dict[str, Any]]:
+                 families: Mapping[str, Sequence[str]], max_paths: int) -> list[dict[str, Any]]:
     """Per family: the model's mean score over training seeds with its 95 % CI, every
     baseline's mean over the same episodes, and the margin over the best heuristic.
 
@@ -141,16 +149,13 @@ def family_table(models: Sequence[Sequence[EpisodeResult]], baselines: Sequence[
     families : mapping
         Family (test group) name -> its scenarios' names.
     max_paths : int
-        Paths the models observe: a family with more has no model score.
-    paths : mapping
-        Scenario name -> its path count.
+        Paths the models observe, named where a family has no model score.
     """
     rows = []
     names = list(dict.fromkeys(r.policy for r in baselines))
     for family, scenarios in families.items():
         members = set(scenarios)
-        row: dict[str, Any] = {"family": family, "scenarios": list(scenarios),
-                               "paths": max(paths[s] for s in scenarios)}
+        row: dict[str, Any] = {"family": family, "scenarios": list(scenarios)}
         per_seed = [float(np.mean([r.summary[SCORE] for r in results if r.scenario in members]))
                     for results in models if any(r.scenario in members for r in results)]
         row["model_mean"], row["model_ci95"] = _ci95(per_seed) if per_seed else (math.nan, math.nan)
@@ -197,7 +202,7 @@ def write_report(folder: str | Path, curves: Sequence[Mapping[str, Any]], famili
                          + " | ".join(f"{v:.4f}" for v in c["values"]) + " |")
         lines.append("")
     if families:
-        names = [k for k in families[0] if k not in ("family", "scenarios", "paths", "model_mean", "model_ci95",
+        names = [k for k in families[0] if k not in ("family", "scenarios", "model_mean", "model_ci95",
                                                       "model_seeds", "model_note", "best_heuristic", "margin")]
         lines += ["## Test split, per family", "",
                   "Weighted on-time rate; the model: mean ± 95 % CI over training seeds (each seed's mean over the "

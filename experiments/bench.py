@@ -382,6 +382,18 @@ def _process_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def _fastest_process(commands: list[list[str]], runs: int) -> list[float]:
+    """The fastest wall time of each command run as a process (:func:`_process_env`),
+    alternated ``runs`` times."""
+    best = [float("inf")] * len(commands)
+    for _ in range(runs):
+        for i, command in enumerate(commands):
+            t = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True, env=_process_env())
+            best[i] = min(best[i], time.perf_counter() - t)
+    return best
+
+
 # The peak resident memory of the new process image: Linux's VmHWM (ru_maxrss would count
 # the parent's pages at the fork), else ru_maxrss.
 _IMPORT_PROBE = ("import os, resource, sys, time\n"
@@ -412,18 +424,11 @@ def process_costs(runs: int = 3) -> dict[str, float]:
         assert best is not None
         return best
 
-    def whole(code: str) -> float:
-        best = float("inf")
-        for _ in range(runs):
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=_process_env())
-            best = min(best, time.perf_counter() - t)
-        return best
-
     envs_s, envs_mib, pandas_loaded = probe("mpsched.envs")
     numpy_s, numpy_mib, _ = probe("numpy")
-    episode = whole(f"from mpsched.envs import simulate; simulate({BENCH_SCENARIO!r}, 'minrtt', seed=0)")
-    bare = whole("import numpy")
+    episode, bare = _fastest_process(
+        [[sys.executable, "-c", f"from mpsched.envs import simulate; simulate({BENCH_SCENARIO!r}, 'minrtt', seed=0)"],
+         [sys.executable, "-c", "import numpy"]], runs)
     return {
         "import_envs_s": envs_s, "import_envs_rss_mib": envs_mib, "import_envs_loads_pandas": float(pandas_loaded),
         "import_numpy_s": numpy_s, "import_numpy_rss_mib": numpy_mib,
@@ -478,18 +483,6 @@ def _reference_blocks(scenario: Scenario) -> list[tuple[int, int, int, int, floa
     b = build_episode(scenario, seed=0).blocks
     return [(int(a), int(s), int(d), int(p), float(w))
             for a, s, d, p, w in zip(b.arrival_ns, b.size_bytes, b.deadline_ns, b.priority, b.weight)]
-
-
-def _fastest_process(commands: list[list[str]], runs: int) -> list[float]:
-    """The fastest wall time of each command run as a process (:func:`_process_env`),
-    alternated ``runs`` times."""
-    best = [float("inf")] * len(commands)
-    for _ in range(runs):
-        for i, command in enumerate(commands):
-            t = time.perf_counter()
-            subprocess.run(command, check=True, capture_output=True, env=_process_env())
-            best[i] = min(best[i], time.perf_counter() - t)
-    return best
 
 
 def block_reference_comparison(seconds: float, factors: tuple[int, ...] = (1, LENGTH_FACTOR),

@@ -299,7 +299,7 @@ def _agents() -> Any:
 def cmd_train(args: argparse.Namespace) -> int:
     _agents()
     from ..agents.train import train
-    from .agent_protocol import learning_curves, tier_budget
+    from .agent_protocol import learning_curves, tier_budget, write_curves
     from .suite import load_suite
 
     seeds = args.seeds if args.seeds else [args.seed]
@@ -333,21 +333,13 @@ def cmd_train(args: argparse.Namespace) -> int:
                   f"on-time rate {last['weighted_on_time_rate']:.4f} -> {result.out}")
     if len(seeds) > 1:
         curves = learning_curves(outs)
-        _write_curves(Path(args.out) / "curves.csv", curves)
+        write_curves(Path(args.out) / "curves.csv", curves)
         print(f"\nlearning curve ({part} split), weighted on-time rate, mean ± 95 % CI over seeds "
               f"{', '.join(map(str, seeds))} -> {Path(args.out) / 'curves.csv'}")
         for c in curves:
             print(f"  {c['decisions']:>10,} decisions  {c['mean']:.4f} ± {c['ci95']:.4f}   "
                   + "  ".join(f"{v:.4f}" for v in c["values"]))
     return 0
-
-
-def _write_curves(path: Path, curves: list[dict[str, Any]]) -> None:
-    """One row per (evaluation point, seed): decisions, seed, weighted on-time rate."""
-    rows = ["decisions,seed,weighted_on_time_rate"]
-    for c in curves:
-        rows += [f"{c['decisions']},{s},{v!r}" for s, v in zip(c["seeds"], c["values"])]
-    path.write_text("\n".join(rows) + "\n")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -375,7 +367,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         import pandas as pd
 
         pd.DataFrame([r.row() for e in evaluations for r in e.results]).to_csv(args.out, index=False)
-    max_paths = int(read_meta(model_dir(models[0]))["max_paths"])
+    metas = [read_meta(model_dir(m)) for m in models]
+    max_paths = int(metas[0]["max_paths"])
     if ev.skipped:
         print(f"no episodes of the model on {', '.join(ev.skipped)}: more paths than the {max_paths} it observes",
               file=sys.stderr)
@@ -393,8 +386,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     model_results = [[r for r in e.results if r.policy == e.model] for e in evaluations]
     others = [r for r in ev.results if r.policy != ev.model]
     families = {g.name: [c.name for c in g.cases] for g in suite.split_groups(args.split)}
-    paths = {sc.name: len(sc.paths) for sc in pool.scenarios}
-    table = family_table(model_results, others, families, max_paths, paths)
+    table = family_table(model_results, others, families, max_paths)
     if len(models) > 1 or args.report:
         print(f"\nper family: the model's mean ± 95 % CI over {len(models)} training seed(s); the others' means")
         for f in table:
@@ -412,8 +404,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                  + "; ".join(f"`{g.name}`: {g.title}" for g in suite.split_groups(args.split)) + "."]
         if ev.skipped:
             notes.append(f"The model observes {max_paths} paths: no score on {', '.join(ev.skipped)}.")
-        trained = [str(read_meta(model_dir(m)).get("command") or f"(no training command recorded for {m})")
-                   for m in models]
+        trained = [str(meta.get("command") or f"(no training command recorded for {m})")
+                   for m, meta in zip(models, metas)]
         path = write_report(args.report, curves, table, f"{suite.name}: {len(models)} model(s) on the "
                             f"{args.split} split", [*trained, command], notes)
         print(f"report -> {path}")
