@@ -22,11 +22,13 @@ loaded with the model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 import torch
+from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution, MaybeMasks
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
@@ -34,7 +36,7 @@ from torch.nn import functional as F
 
 from ..envs.env import PATH_FEATURES, SLOT_FEATURES
 
-__all__ = ["FlatExtractor", "SlotSetExtractor", "SlotPolicy", "EXTRACTORS", "slot_dims"]
+__all__ = ["FlatExtractor", "SlotSetExtractor", "SlotPolicy", "MaskedCategorical", "EXTRACTORS", "slot_dims"]
 
 _SLOT_BASE = len(SLOT_FEATURES)
 _PATH_FEATURES = len(PATH_FEATURES)
@@ -161,11 +163,23 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         mean_path = path_emb.sum(1) / present.sum(1).clamp(min=1.0)
         context = torch.cat([here, mean_path], -1)
         normalized = (slots - self.slot_mean) / self.slot_std
-        first = shared_input_linear(cast(nn.Linear, self.slot_encoder[0]), normalized, context)
-        emb = self.slot_encoder[1:](first) * valid[..., None]
+        first, second = cast(nn.Linear, self.slot_encoder[0]), self.slot_encoder[2]
+
+        def rest(x: torch.Tensor) -> torch.Tensor:
+            return F.relu(second(F.relu(x)))
+
         count = valid.sum(1, keepdim=True).clamp(min=1.0)
-        pooled_mean = emb.sum(1) / count
-        pooled_max = (emb - (1.0 - valid[..., None]) * 1e4).max(1).values.clamp(min=0.0)
+        # Embeddings are ReLU outputs and empty slots zero, so the maximum over every slot
+        # is the maximum over the occupied ones, and zero when none is occupied.
+        if compacts(normalized):
+            B, E = len(context), self.embed_dim
+            emb, rows, owner = occupied_map(first, rest, normalized, context, valid > 0, context.new_zeros(B, E))
+            pooled_mean = rows.new_zeros(B, E).index_add(0, owner, rows) / count
+            pooled_max = cast(torch.Tensor, _RowMaximum.apply(rows, owner, B))
+        else:
+            emb = rest(shared_input_linear(first, normalized, context)) * valid[..., None]
+            pooled_mean = emb.sum(1) / count
+            pooled_max = emb.amax(1)
         return torch.cat([emb.flatten(1), pooled_mean, pooled_max, context], -1)
 
 
@@ -179,6 +193,71 @@ def shared_input_linear(layer: nn.Linear, per_slot: torch.Tensor, shared: torch.
     width = per_slot.shape[-1]
     weight = layer.weight
     return F.linear(per_slot, weight[:, :width]) + F.linear(shared, weight[:, width:], layer.bias)[:, None, :]
+
+
+_COMPACT_ROWS = 1024
+"""Slot rows (batch size x K) from which the per-slot layers run on the occupied slots
+only (:func:`occupied_map`): in a 512-row training batch that removes most of the
+per-slot work (about three slots in four are empty), while in a 16-row rollout step
+gathering and scattering the rows costs more than they save."""
+
+
+class _RowMaximum(torch.autograd.Function):
+    """Column-wise maximum of the rows of each batch row, floored at zero:
+    ``out[b] = max(0, max over rows[i] with owner[i] == b)``, shape (B, width).
+
+    The gradient goes to every row that attains its maximum (those are ReLU outputs: a
+    tie at zero passes nothing further). Dense ``amax`` over (B, K, width) with K - 1 of
+    K slots empty did the same in twice the time, mostly its backward pass.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, rows: torch.Tensor, owner: torch.Tensor, batch: int) -> torch.Tensor:
+        out = rows.new_zeros(batch, rows.shape[1]).scatter_reduce_(
+            0, owner[:, None].expand_as(rows), rows, "amax", include_self=True)
+        ctx.save_for_backward(rows, owner, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None, None]:
+        rows, owner, out = ctx.saved_tensors
+        return grad.index_select(0, owner) * (rows == out.index_select(0, owner)), None, None
+
+
+def compacts(per_slot: torch.Tensor) -> bool:
+    """Whether a (B, K, w) batch of slots is large enough for :func:`occupied_map`."""
+    return per_slot.shape[0] * per_slot.shape[1] >= _COMPACT_ROWS
+
+
+def occupied_map(first: nn.Linear, rest: Callable[[torch.Tensor], torch.Tensor], per_slot: torch.Tensor,
+                 shared: torch.Tensor, occupied: torch.Tensor,
+                 fill: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``rest(shared_input_linear(first, per_slot, shared))`` computed on the slots where
+    ``occupied`` holds only; the others get ``fill``, the value the caller knows they have.
+
+    Parameters
+    ----------
+    per_slot : tensor (B, K, w)
+    shared : tensor (B, s)
+    occupied : bool tensor (B, K)
+    fill : tensor (B, out)
+
+    Returns
+    -------
+    outputs : tensor (B, K, out)
+    rows : tensor (n, out)
+        The occupied slots' outputs, in batch-row order.
+    owner : int tensor (n,)
+        The batch row of each.
+    """
+    B, K, width = per_slot.shape
+    weight = first.weight
+    index = occupied.reshape(-1).nonzero().squeeze(1)
+    rows = F.linear(per_slot.reshape(B * K, width).index_select(0, index), weight[:, :width])
+    shared_part = F.linear(shared, weight[:, width:], first.bias)
+    owner = torch.div(index, K, rounding_mode="floor")
+    out = rest(rows + shared_part.index_select(0, owner))
+    return fill.repeat_interleave(K, 0).index_copy(0, index, out).reshape(B, K, -1), out, owner
 
 
 EXTRACTORS: dict[str, type[BaseFeaturesExtractor]] = {"flat": FlatExtractor, "set": SlotSetExtractor}
@@ -202,19 +281,107 @@ class SlotHeads(nn.Module):
         self.critic = nn.Sequential(nn.Linear(summary_dim, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
 
     def _split(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        # one split for both heads: its gradient is one concatenation, where two slices
+        # would each fill a zero gradient of the whole features and add them
         K, d = self.num_slots, self.embed_dim
-        return features[:, : K * d].reshape(-1, K, d), features[:, K * d:]
+        emb, summary = features.split([K * d, features.shape[1] - K * d], dim=1)
+        return emb.reshape(-1, K, d), summary
+
+    def _actor(self, emb: torch.Tensor, summary: torch.Tensor) -> torch.Tensor:
+        first, second = cast(nn.Linear, self.slot_score[0]), self.slot_score[2]
+
+        def rest(x: torch.Tensor) -> torch.Tensor:
+            return second(torch.tanh(x))
+
+        if compacts(emb):
+            # A slot whose embedding is zero (every empty slot; embeddings are >= 0)
+            # scores what a zero embedding scores: one value per row, computed once.
+            zero_embedding = rest(F.linear(summary, first.weight[:, self.embed_dim:], first.bias))
+            scores = occupied_map(first, rest, emb, summary, emb.amax(-1) > 0, zero_embedding)[0]
+        else:
+            scores = rest(shared_input_linear(first, emb, summary))
+        return torch.cat([scores.squeeze(-1), self.wait_score(summary)], -1)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        emb, summary = self._split(features)
-        first = shared_input_linear(cast(nn.Linear, self.slot_score[0]), emb, summary)
-        return torch.cat([self.slot_score[1:](first).squeeze(-1), self.wait_score(summary)], -1)
+        return self._actor(*self._split(features))
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         return self.critic(self._split(features)[1])
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(features), self.forward_critic(features)
+        emb, summary = self._split(features)
+        return self._actor(emb, summary), self.critic(summary)
+
+
+class MaskedCategorical(MaskableCategoricalDistribution):
+    """sb3-contrib's masked categorical distribution, computed on tensors directly.
+
+    ``MaskableCategoricalDistribution`` builds three ``torch.distributions.Categorical``
+    objects per call, each normalizing the logits again and checking its arguments, and
+    samples by ``torch.multinomial``: in a 16-row rollout step that was a third of the
+    policy's forward pass. This class computes the same distribution once: masked logits
+    set to -1e8 and normalized by their log-sum-exp when first read; the entropy with
+    masked terms zeroed; samples by the Gumbel-max trick (the argmax of the
+    log-probabilities plus independent standard Gumbel noise is a sample of the
+    distribution; a masked action, at -1e8, never wins). ``tests/test_agents.py`` checks
+    it against sb3-contrib's.
+    """
+
+    def __init__(self, action_dim: int) -> None:
+        super().__init__(action_dim)
+        self._raw = self._unnormalized = torch.zeros(0, action_dim)
+        self.masks: torch.Tensor | None = None
+        self._logits: torch.Tensor | None = None
+        self._probs: torch.Tensor | None = None
+
+    def _normalize(self, logits: torch.Tensor, masks: torch.Tensor | None) -> None:
+        """Set the logits; they are normalized when first read."""
+        self._unnormalized, self.masks = logits, masks
+        self._logits = self._probs = None
+
+    @property
+    def logits(self) -> torch.Tensor:
+        """Log-probabilities of the actions, masked ones at about -1e8."""
+        if self._logits is None:
+            self._logits = self._unnormalized - self._unnormalized.logsumexp(dim=-1, keepdim=True)
+        return self._logits
+
+    @property
+    def probs(self) -> torch.Tensor:
+        if self._probs is None:
+            self._probs = F.softmax(self.logits, dim=-1)
+        return self._probs
+
+    def proba_distribution(self, action_logits: torch.Tensor) -> MaskedCategorical:
+        self._raw = action_logits.view(-1, self.action_dim)
+        self._normalize(self._raw, None)
+        return self
+
+    def apply_masking(self, masks: MaybeMasks) -> None:
+        if masks is None:
+            self._normalize(self._raw, None)
+            return
+        mask = torch.as_tensor(masks, dtype=torch.bool, device=self._raw.device).reshape(self._raw.shape)
+        huge_negative = torch.tensor(-1e8, dtype=self._raw.dtype, device=self._raw.device)
+        self._normalize(torch.where(mask, self._raw, huge_negative), mask)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.logits.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
+
+    def entropy(self) -> torch.Tensor:
+        if self.masks is None:
+            p_log_p = self.logits.clamp(min=torch.finfo(self.logits.dtype).min) * self.probs
+        else:
+            p_log_p = torch.where(self.masks, self.logits * self.probs, torch.tensor(0.0, device=self.logits.device))
+        return -p_log_p.sum(-1)
+
+    def sample(self) -> torch.Tensor:
+        # uniform draws kept off 0 so that the noise -log(-log u) stays finite
+        uniform = torch.rand_like(self.logits).clamp_(min=torch.finfo(self.logits.dtype).tiny)
+        return (self.logits - (-uniform.log()).log()).argmax(-1)
+
+    def mode(self) -> torch.Tensor:
+        return torch.argmax(self.probs, dim=1)
 
 
 class SlotPolicy(MaskableActorCriticPolicy):
@@ -240,6 +407,7 @@ class SlotPolicy(MaskableActorCriticPolicy):
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
+        self.action_dist = MaskedCategorical(cast(gym.spaces.Discrete, self.action_space).n.item())
         # The heads already give one logit per action: no linear layer mixes the slots.
         self.action_net = nn.Identity()
         heads = cast(SlotHeads, self.mlp_extractor)  # _build_mlp_extractor's
@@ -247,5 +415,9 @@ class SlotPolicy(MaskableActorCriticPolicy):
             last = cast(nn.Linear, head[-1])  # SlotHeads' scores end in a linear layer
             nn.init.orthogonal_(last.weight, gain=0.01)
             nn.init.zeros_(last.bias)
+        if self.optimizer_class is torch.optim.Adam:
+            # one fused kernel per step instead of about ten operations per parameter
+            # tensor (20 tensors): 0.16 ms instead of 0.64 ms per 512-row update
+            self.optimizer_kwargs = {"fused": True, **self.optimizer_kwargs}
         self.optimizer = self.optimizer_class(  # type: ignore[call-arg]  # SB3: optimizer_class takes lr
             self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

@@ -37,6 +37,9 @@ any machine:
   deep copy rollout planners and ``env.get_state()`` make), clones per second;
 - the native vector environment's memory per sub-environment (resident memory added
   by making and resetting 1,024 of them, Linux only) and the time that reset takes;
+- training (:mod:`.training_bench`, when the ``rl`` extra is installed): MaskablePPO's
+  environment steps per second through the native adapter beside SB3's PPO on
+  ``CartPole-v1`` with the same PPO settings, alternated, and where each one's time goes;
 - native vector-environment steps/s (sub-environment steps) at several batch sizes,
   with random valid actions drawn by numpy for the whole batch; also at 256 envs on an
   overloaded scenario, where random actions let the sender's backlog grow to hundreds of
@@ -78,6 +81,7 @@ from ..envs.scenario import Scenario, set_path_cc
 from ..envs.simulate import simulate
 from ..envs.vector import MultipathDeadlineVectorEnv
 from . import block_reference
+from .training_bench import format_training, training_comparison
 
 __all__ = ["run_benchmarks", "format_report", "length_scaling", "format_length_scaling"]
 
@@ -546,6 +550,16 @@ def vector_env_footprint(num_envs: int = 1024) -> dict[str, float]:
     return {"vector_env_kib_per_env": per_env, "vector_env_reset_s": reset_s, "vector_env_footprint_envs": num_envs}
 
 
+def training_figures(seconds: float) -> dict[str, Any]:
+    """:func:`.training_bench.training_comparison` with learns of 4,096 environment steps
+    per half second of ``seconds``; nothing without the ``rl`` extra."""
+    try:
+        import sb3_contrib  # noqa: F401
+    except ImportError:
+        return {}
+    return training_comparison(steps=4096 * max(1, round(2 * seconds)))
+
+
 def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_SIZES) -> dict[str, Any]:
     """All figures of ``mpsched bench``; the keys of ``--json``."""
     ideal = episode_packets_per_s("ideal", seconds)
@@ -565,7 +579,9 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
     vector = {n: vector_steps_per_s(n, seconds) for n in vector_sizes}
     overloaded = vector_steps_per_s(256, seconds, OVERLOADED_SCENARIO)
     cartpole_vector = {mode: cartpole_vector_steps_per_s(256, seconds, mode) for mode in CARTPOLE_VECTOR_MODES}
+    training = training_figures(seconds)
     return {
+        **training,
         "episode_packets_per_s": ideal["packets_per_s"],
         "episode_packets_per_s_newreno": newreno["packets_per_s"],
         **{f"bulk_packets_per_s_{cc}": r["packets_per_s"] for cc, r in bulk.items()},
@@ -676,4 +692,8 @@ def format_report(r: dict[str, Any]) -> str:
                      f"{r[f'cartpole_vector_steps_per_s_{mode}']:>16,.0f}")
         ratio = r[f"vector_to_cartpole_vector_ratio_{mode}"]
         lines.append(f"{'  ratio native vector env (256) / it':<52}{ratio:>16.3f}")
+    if "training_steps_per_s" in r:
+        lines += format_training(r)
+    else:
+        lines.append("training: not measured (the rl extra is not installed)")
     return "\n".join(lines)

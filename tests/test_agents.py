@@ -22,7 +22,7 @@ from mpsched.agents import model as agent_model  # noqa: E402
 from mpsched.agents.dagger import make_teacher, mixture_demonstrations  # noqa: E402
 from mpsched.agents.evaluate import run_episodes  # noqa: E402
 from mpsched.agents.experts import demonstrations  # noqa: E402
-from mpsched.agents.features import SlotSetExtractor, shared_input_linear  # noqa: E402
+from mpsched.agents.features import MaskedCategorical, SlotPolicy, SlotSetExtractor, shared_input_linear  # noqa: E402
 from mpsched.agents.inference import SlotSetScorer  # noqa: E402
 from mpsched.agents.model import greedy_actions  # noqa: E402
 from mpsched.agents.train import TrainingError, evaluate_batched, load_hyperparams, train  # noqa: E402
@@ -32,6 +32,7 @@ from mpsched.envs.env import MultipathDeadlineEnv  # noqa: E402
 from mpsched.envs.pool import EpisodePool  # noqa: E402
 from mpsched.envs.scenarios import resolve  # noqa: E402
 from mpsched.experiments.suite import PolicySpec, SuiteError, load_suite  # noqa: E402
+from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -457,3 +458,88 @@ def test_the_slot_layers_are_the_concatenated_layers() -> None:
     x = torch.cat([(slots - extractor.slot_mean) / extractor.slot_std, context[:, None, :].expand(-1, 16, -1)], -1)
     emb = extractor.slot_encoder(x) * valid[..., None]
     torch.testing.assert_close(extractor(obs)[:, : 16 * extractor.embed_dim], emb.flatten(1), rtol=1e-6, atol=1e-6)
+
+
+def test_the_masked_distribution_gives_sb3_contribs_numbers() -> None:
+    """Log-probabilities, entropies and probabilities as sb3-contrib's
+    MaskableCategoricalDistribution gives them, and the same modes, masked or not;
+    samples follow the probabilities and never take a masked action."""
+    g = torch.Generator().manual_seed(0)
+    for rows in (1, 16, 512):
+        logits = torch.randn(rows, 17, generator=g) * 3
+        masks = (torch.rand(rows, 17, generator=g) < 0.5).numpy()
+        masks[:, -1] = True
+        actions = torch.as_tensor(np.array([np.flatnonzero(m)[0] for m in masks]))
+        for mask in (masks, None):
+            ours, theirs = MaskedCategorical(17).proba_distribution(logits), \
+                MaskableCategoricalDistribution(17).proba_distribution(logits)
+            ours.apply_masking(mask)
+            theirs.apply_masking(mask)
+            # sb3-contrib normalizes the logits twice (before and after masking), this once
+            torch.testing.assert_close(ours.log_prob(actions), theirs.log_prob(actions), rtol=1e-6, atol=1e-6)
+            torch.testing.assert_close(ours.entropy(), theirs.entropy(), rtol=1e-6, atol=1e-6)
+            torch.testing.assert_close(ours.probs, theirs.distribution.probs, rtol=1e-6, atol=1e-7)
+            assert torch.equal(ours.mode(), theirs.mode())
+    probs = torch.tensor([0.1, 0.0, 0.6, 0.05, 0.25])
+    dist = MaskedCategorical(5).proba_distribution(probs.clamp(min=1e-3).log().repeat(100_000, 1))
+    dist.apply_masking(np.repeat([[True, False, True, True, True]], 100_000, 0))
+    torch.manual_seed(1)
+    counts = torch.bincount(dist.get_actions(), minlength=5).double() / 100_000
+    assert counts[1] == 0
+    expected = dist.probs[0].double()
+    # five standard errors of a frequency out of 100,000 draws
+    assert torch.all((counts - expected).abs() <= 5 * (expected * (1 - expected) / 100_000).sqrt() + 1e-12)
+
+
+def _slot_policy(seed: int) -> SlotPolicy:
+    env = MultipathDeadlineEnv(scenario="dams-rtt-40", num_slots=16)
+    torch.manual_seed(seed)
+    return SlotPolicy(env.observation_space, env.action_space, lambda _: 1e-3, net_arch=[64],
+                      features_extractor_kwargs={"num_slots": 16, "embed_dim": 32, "path_dim": 32})
+
+
+def _visited_observations(rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Observations and masks of random allowed play: full and empty slots, expired blocks."""
+    env = MultipathDeadlineEnv(scenario="dams-bw-1.5-2", num_slots=16)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=3)
+    seen, masks = [], []
+    while len(seen) < rows:
+        mask = env.unwrapped.action_masks()
+        seen.append(obs)
+        masks.append(mask)
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            obs, _ = env.reset()
+    return np.stack(seen), np.stack(masks)
+
+
+def test_large_batches_run_the_slot_layers_on_occupied_slots_only_with_the_same_values_and_gradients() -> None:
+    """From 64 rows the extractor and the slot head compute the occupied slots alone and
+    pool them by row (occupied_map, _RowMaximum); 16-row pieces of the same batch take
+    the dense path. Features, logits, values and every parameter's gradient agree."""
+    policy = _slot_policy(0)
+    obs_np, masks = _visited_observations(128)
+    valid = obs_np[:, 0: 16 * 8: 8]
+    assert 0 < valid.mean() < 1 and (valid.sum(1) == 0).any() | (valid.sum(1) < 16).any()
+    obs = torch.as_tensor(obs_np)
+    actions = torch.as_tensor(np.array([np.flatnonzero(m)[-1] for m in masks]))
+
+    def run(pieces: int) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        policy.zero_grad()
+        outputs = []
+        for part in torch.arange(128).chunk(pieces):
+            values, log_prob, entropy = policy.evaluate_actions(obs[part], actions[part], action_masks=masks[part])
+            outputs.append(torch.stack([values.flatten(), log_prob, entropy], 1))
+            (values.sum() + log_prob.sum() + entropy.sum()).backward()
+        features = torch.cat([policy.extract_features(obs[part]) for part in torch.arange(128).chunk(pieces)])
+        grads = {name: param.grad.clone() for name, param in policy.named_parameters() if param.grad is not None}
+        return torch.cat(outputs).detach(), features.detach(), grads
+
+    dense_out, dense_features, dense_grads = run(8)
+    compact_out, compact_features, compact_grads = run(1)
+    torch.testing.assert_close(compact_features, dense_features, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(compact_out, dense_out, rtol=1e-5, atol=1e-5)
+    assert dense_grads.keys() == compact_grads.keys() and len(dense_grads) == len(list(policy.parameters()))
+    for name, grad in dense_grads.items():
+        torch.testing.assert_close(compact_grads[name], grad, rtol=1e-4, atol=1e-5, msg=name)

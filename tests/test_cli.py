@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from mpsched.experiments.bench import format_length_scaling, length_scaling
+from mpsched.experiments.training_bench import SHARE_PARTS
 from mpsched.experiments.cli import main
 
 
@@ -70,6 +71,13 @@ def test_bench_json_keys() -> None:
                 "reference_simulate_speedup_1x", "reference_simulate_speedup_8x", "reference_process_ratio_1x",
                 "reference_process_ratio_8x"):
         assert report[key] > 0, key
+    for key in ("training_steps_per_s", "training_cartpole_steps_per_s", "training_to_cartpole_ratio",
+                "training_median_paired_ratio"):
+        assert report[key] > 0, key
+    for shares in (report["training_us_per_step"], report["training_cartpole_us_per_step"]):
+        assert set(shares) == set(SHARE_PARTS)
+        assert shares["total"] == pytest.approx(sum(v for part, v in shares.items() if part != "total"))
+        assert shares["environment"] > 0 and shares["update: backward"] > 0
 
 
 def test_every_subcommand_has_help_with_an_example() -> None:
