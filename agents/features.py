@@ -136,12 +136,13 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         deciding = obs[:, K * w + _PATH_FEATURES * P:]
         valid = slots[..., 0]
         remaining = slots[..., 1] * valid
-        inflight_here = (slots[..., _SLOT_BASE:] * deciding[:, None, :]).sum(-1)
+        # the deciding path's column of the packets in flight (deciding is one-hot)
+        inflight_here = torch.matmul(slots[..., _SLOT_BASE:], deciding[:, :, None])
         # Slots are in urgency order: the packets queued ahead of a block are what an
         # earliest-deadline sender would send before it.
         ahead = torch.cumsum(remaining, dim=1) - remaining
-        expired = (slots[..., 2] <= 0).float() * valid
-        features = torch.cat([slots, inflight_here[..., None], ahead[..., None], expired[..., None]], -1)
+        expired = (slots[..., 2] <= 0) * valid
+        features = torch.cat([slots, inflight_here, ahead[..., None], expired[..., None]], -1)
         return features, valid, paths, deciding
 
     def fit_normalization(self, observations: np.ndarray) -> None:
@@ -159,7 +160,7 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         slots, valid, paths, deciding = self._parts(observations)
         present = paths[..., :1]
         path_emb = self.path_encoder((paths - self.path_mean) / self.path_std) * present
-        here = (path_emb * deciding[..., None]).sum(1)
+        here = torch.matmul(deciding[:, None, :], path_emb).squeeze(1)
         mean_path = path_emb.sum(1) / present.sum(1).clamp(min=1.0)
         context = torch.cat([here, mean_path], -1)
         normalized = (slots - self.slot_mean) / self.slot_std

@@ -373,8 +373,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"no episodes of the model on {', '.join(ev.skipped)}: more paths than the {max_paths} it observes",
               file=sys.stderr)
     rows = ev.table()
+    model_results = [[r for r in e.results if r.policy == e.model] for e in evaluations]
+    others = [r for r in ev.results if r.policy != ev.model]
+    families = {g.name: [c.name for c in g.cases] for g in suite.split_groups(args.split)}
+    table = family_table(model_results, others, families, max_paths)
     if args.json:
-        print(json.dumps([_json_safe(r) for r in rows], indent=2))
+        if len(models) == 1:
+            print(json.dumps([_json_safe(r) for r in rows], indent=2))
+        else:  # every training seed's table, and the families' means and CIs over them
+            print(json.dumps({"models": [{"model": str(m), "scenarios": [_json_safe(r) for r in e.table()]}
+                                         for m, e in zip(models, evaluations)],
+                              "families": [_json_safe(f) for f in table]}, indent=2))
         return 0
     if len(models) == 1:
         columns = [c for c in rows[0] if c != "scenario"]
@@ -383,10 +392,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print("scenario".ljust(width) + "".join(f"  {c:>14}" for c in columns))
         for r in rows:
             print(r["scenario"].ljust(width) + "".join(f"  {r[c]:>14.4f}" for c in columns))
-    model_results = [[r for r in e.results if r.policy == e.model] for e in evaluations]
-    others = [r for r in ev.results if r.policy != ev.model]
-    families = {g.name: [c.name for c in g.cases] for g in suite.split_groups(args.split)}
-    table = family_table(model_results, others, families, max_paths)
     if len(models) > 1 or args.report:
         print(f"\nper family: the model's mean ± 95 % CI over {len(models)} training seed(s); the others' means")
         for f in table:

@@ -4,6 +4,7 @@ confidence intervals over the seeds (mpsched.experiments.agent_protocol, mpsched
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -130,6 +131,12 @@ def test_three_seeds_train_and_evaluate_into_a_report(tmp_path: Path, capsys: py
     assert "over 3 training seed(s)" in printed
     for family in ("test-two", "test-three"):  # each family's score carries its interval over the seeds
         assert re.search(rf"\| {family} \| \d\.\d{{4}} ± \d\.\d{{4}} \|", text), family
+    assert main(["evaluate", "--model", str(out), "--suite", str(suite), "--baselines", "dams", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [m["model"] for m in printed["models"]] == [str(d) for d in dirs]
+    assert all(m["scenarios"] for m in printed["models"])
+    assert {f["family"] for f in printed["families"]} == {"test-two", "test-three"}
+    assert all(f["model_ci95"] is not None and "dams" in f for f in printed["families"])
 
 
 def test_a_two_path_model_has_no_score_on_three_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

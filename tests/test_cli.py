@@ -8,8 +8,8 @@ import sys
 
 import pytest
 from mpsched.experiments.bench import format_length_scaling, length_scaling
-from mpsched.experiments.training_bench import SHARE_PARTS
 from mpsched.experiments.cli import main
+from mpsched.experiments.training_bench import SHARE_PARTS
 
 
 def test_list(capsys: pytest.CaptureFixture[str]) -> None:
