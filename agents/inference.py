@@ -21,31 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from torch import nn
 
-from .features import _DERIVED, _PATH_FEATURES, _SLOT_BASE, SlotHeads, SlotPolicy, SlotSetExtractor
+from .features import SlotHeads, SlotPolicy, SlotSetExtractor
+from .slot_numpy import actor_critic, slot_weights
 
 __all__ = ["SlotSetScorer"]
-
-
-def _linear(layer: Any) -> tuple[np.ndarray, np.ndarray]:
-    """(weight transposed, bias) of an ``nn.Linear`` in float64."""
-    if not isinstance(layer, nn.Linear):
-        raise TypeError(f"expected a linear layer, got {type(layer).__name__}")
-    return (layer.weight.detach().numpy().astype(np.float64).T.copy(),
-            layer.bias.detach().numpy().astype(np.float64).copy())
-
-
-def _buffer(tensor: Any) -> np.ndarray:
-    return np.asarray(tensor.detach().numpy(), dtype=np.float64).copy()
-
-
-def _check_layers(sequence: nn.Sequential, kinds: tuple[type[nn.Module], ...], what: str) -> None:
-    """The scorer hard-codes each stack's layers: refuse a network built otherwise."""
-    found = tuple(type(m) for m in sequence)
-    if found != kinds:
-        raise TypeError(f"{what}: layers {[k.__name__ for k in found]}, the scorer computes "
-                        f"{[k.__name__ for k in kinds]}")
 
 
 class SlotSetScorer:
@@ -67,21 +47,8 @@ class SlotSetScorer:
         ex, heads = policy.pi_features_extractor, policy.mlp_extractor
         if not isinstance(ex, SlotSetExtractor) or not isinstance(heads, SlotHeads):
             raise TypeError("SlotSetScorer reads a SlotPolicy over a SlotSetExtractor")
-        _check_layers(ex.path_encoder, (nn.Linear, nn.ReLU), "path encoder")
-        _check_layers(ex.slot_encoder, (nn.Linear, nn.ReLU, nn.Linear, nn.ReLU), "slot encoder")
-        _check_layers(heads.slot_score, (nn.Linear, nn.Tanh, nn.Linear), "slot head")
-        _check_layers(heads.wait_score, (nn.Linear, nn.Tanh, nn.Linear), "WAIT head")
-        self.num_slots, self.max_paths, self.embed_dim = ex.num_slots, ex.max_paths, ex.embed_dim
-        self.slot_width = ex.slot_width
-        self.slot_mean, self.slot_std = _buffer(ex.slot_mean), _buffer(ex.slot_std)
-        self.path_mean, self.path_std = _buffer(ex.path_mean), _buffer(ex.path_std)
-        self.path_w, self.path_b = _linear(ex.path_encoder[0])
-        self.enc1_w, self.enc1_b = _linear(ex.slot_encoder[0])
-        self.enc2_w, self.enc2_b = _linear(ex.slot_encoder[2])
-        self.slot1_w, self.slot1_b = _linear(heads.slot_score[0])
-        self.slot2_w, self.slot2_b = _linear(heads.slot_score[2])
-        self.wait1_w, self.wait1_b = _linear(heads.wait_score[0])
-        self.wait2_w, self.wait2_b = _linear(heads.wait_score[2])
+        self.weights = slot_weights(policy, np.float64)
+        self.num_slots = ex.num_slots
 
     @classmethod
     def of(cls, policy: Any) -> SlotSetScorer | None:
@@ -104,39 +71,8 @@ class SlotSetScorer:
         return np.array([self._scores(row) for row in rows]).reshape(obs.shape[:-1] + (self.num_slots + 1,))
 
     def _scores(self, obs: np.ndarray) -> np.ndarray:
-        """The scores of one observation: line for line :meth:`SlotSetExtractor.forward`
-        and :meth:`SlotHeads.forward_actor` (the action net is the identity)."""
-        K, P, w = self.num_slots, self.max_paths, self.slot_width
-        slots = obs[: K * w].reshape(K, w)
-        paths = obs[K * w: K * w + _PATH_FEATURES * P].reshape(P, _PATH_FEATURES)
-        deciding = obs[K * w + _PATH_FEATURES * P:]
-        valid = slots[..., 0]
-        remaining = slots[..., 1] * valid
-        inflight_here = (slots[..., _SLOT_BASE:] * deciding[..., None, :]).sum(-1)
-        ahead = np.cumsum(remaining, axis=-1) - remaining
-        expired = (slots[..., 2] <= 0) * valid
-        features = np.concatenate([slots, inflight_here[..., None], ahead[..., None], expired[..., None]], -1)
-
-        present = paths[..., :1]
-        path_emb = np.maximum(((paths - self.path_mean) / self.path_std) @ self.path_w + self.path_b, 0.0) * present
-        here = (path_emb * deciding[..., None]).sum(-2)
-        mean_path = path_emb.sum(-2) / np.maximum(present.sum(-2), 1.0)
-        context = np.concatenate([here, mean_path], -1)
-
-        width = w + _DERIVED
-        normalized = (features - self.slot_mean) / self.slot_std
-        first = normalized @ self.enc1_w[:width] + (context @ self.enc1_w[width:] + self.enc1_b)[..., None, :]
-        emb = np.maximum(np.maximum(first, 0.0) @ self.enc2_w + self.enc2_b, 0.0) * valid[..., None]
-        count = np.maximum(valid.sum(-1)[..., None], 1.0)
-        pooled_mean = emb.sum(-2) / count
-        pooled_max = np.maximum((emb - (1.0 - valid[..., None]) * 1e4).max(-2), 0.0)
-        summary = np.concatenate([pooled_mean, pooled_max, context], -1)
-
-        E = self.embed_dim
-        hidden = np.tanh(emb @ self.slot1_w[:E] + (summary @ self.slot1_w[E:] + self.slot1_b)[..., None, :])
-        slot_scores = (hidden @ self.slot2_w + self.slot2_b)[..., 0]
-        wait_score = np.tanh(summary @ self.wait1_w + self.wait1_b) @ self.wait2_w + self.wait2_b
-        return np.concatenate([slot_scores, wait_score], -1)
+        """The scores of one observation (:func:`~mpsched.agents.slot_numpy.actor_critic`)."""
+        return actor_critic(self.weights, obs)[0]
 
     def greedy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The best-scored allowed action of each row of a batch (lowest index on ties),

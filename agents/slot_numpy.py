@@ -1,0 +1,152 @@
+"""The slot-set network (:class:`~mpsched.agents.features.SlotSetExtractor` and
+:class:`~mpsched.agents.features.SlotHeads`) written out in numpy: :func:`actor_critic`.
+
+Two callers read a :class:`~mpsched.agents.features.SlotPolicy` this way, each for the
+fixed cost of a torch operation (about 5-10 us on small tensors against 1-2 us for numpy):
+
+- :class:`~mpsched.agents.inference.SlotSetScorer`, the deterministic agent inside
+  ``simulate``: float64 copies of the weights, one observation at a time;
+- :meth:`SlotPolicy.forward <mpsched.agents.features.SlotPolicy.forward>` without
+  gradients, the step of every rollout MaskablePPO collects: float32 views of the weights
+  (they follow training), the whole batch at once.
+
+Both compute what the torch modules compute, operation for operation in the modules'
+order; ``tests/test_agents.py`` compares them with torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from torch import nn
+
+from ..envs.env import PATH_FEATURES, SLOT_FEATURES
+
+__all__ = ["SlotWeights", "slot_weights", "actor_critic"]
+
+_SLOT_BASE = len(SLOT_FEATURES)
+_PATH_FEATURES = len(PATH_FEATURES)
+
+
+@dataclass(frozen=True)
+class SlotWeights:
+    """The arrays of a slot-set network: the normalization buffers, and each linear layer
+    as (weight transposed, bias); the critic's layers and the value head are None where
+    only the actor is needed."""
+
+    num_slots: int
+    max_paths: int
+    slot_width: int
+    embed_dim: int
+    slot_mean: np.ndarray
+    slot_std: np.ndarray
+    path_mean: np.ndarray
+    path_std: np.ndarray
+    path: tuple[np.ndarray, np.ndarray]
+    enc1: tuple[np.ndarray, np.ndarray]
+    enc2: tuple[np.ndarray, np.ndarray]
+    slot1: tuple[np.ndarray, np.ndarray]
+    slot2: tuple[np.ndarray, np.ndarray]
+    wait1: tuple[np.ndarray, np.ndarray]
+    wait2: tuple[np.ndarray, np.ndarray]
+    critic1: tuple[np.ndarray, np.ndarray] | None = None
+    critic2: tuple[np.ndarray, np.ndarray] | None = None
+    value: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def _check_layers(sequence: nn.Sequential, kinds: tuple[type[nn.Module], ...], what: str) -> None:
+    """:func:`actor_critic` hard-codes each stack's layers: refuse a network built otherwise."""
+    found = tuple(type(m) for m in sequence)
+    if found != kinds:
+        raise TypeError(f"{what}: layers {[k.__name__ for k in found]}, the numpy forward pass computes "
+                        f"{[k.__name__ for k in kinds]}")
+
+
+def slot_weights(policy: Any, dtype: type[np.floating[Any]] | None = None, critic: bool = False) -> SlotWeights:
+    """The arrays of ``policy`` (a SlotPolicy): views of its tensors that follow training
+    (``dtype`` None), or copies in ``dtype``; with ``critic`` the value function's too.
+
+    Raises
+    ------
+    TypeError
+        When the network's layers are not the ones the slot-set policy builds.
+    """
+    ex, heads = policy.pi_features_extractor, policy.mlp_extractor
+    _check_layers(ex.path_encoder, (nn.Linear, nn.ReLU), "path encoder")
+    _check_layers(ex.slot_encoder, (nn.Linear, nn.ReLU, nn.Linear, nn.ReLU), "slot encoder")
+    _check_layers(heads.slot_score, (nn.Linear, nn.Tanh, nn.Linear), "slot head")
+    _check_layers(heads.wait_score, (nn.Linear, nn.Tanh, nn.Linear), "WAIT head")
+
+    def array(tensor: Any) -> np.ndarray:
+        view = tensor.detach().numpy()
+        return view if dtype is None else view.astype(dtype)
+
+    def linear(layer: Any) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(layer, nn.Linear):
+            raise TypeError(f"expected a linear layer, got {type(layer).__name__}")
+        transposed = array(layer.weight).T
+        return (transposed if dtype is None else transposed.copy()), array(layer.bias)
+
+    values: dict[str, Any] = {}
+    if critic:
+        _check_layers(heads.critic, (nn.Linear, nn.Tanh, nn.Linear, nn.Tanh), "critic")
+        values = {"critic1": linear(heads.critic[0]), "critic2": linear(heads.critic[2]),
+                  "value": linear(policy.value_net)}
+    return SlotWeights(
+        num_slots=ex.num_slots, max_paths=ex.max_paths, slot_width=ex.slot_width, embed_dim=ex.embed_dim,
+        slot_mean=array(ex.slot_mean), slot_std=array(ex.slot_std), path_mean=array(ex.path_mean),
+        path_std=array(ex.path_std), path=linear(ex.path_encoder[0]), enc1=linear(ex.slot_encoder[0]),
+        enc2=linear(ex.slot_encoder[2]), slot1=linear(heads.slot_score[0]), slot2=linear(heads.slot_score[2]),
+        wait1=linear(heads.wait_score[0]), wait2=linear(heads.wait_score[2]), **values)
+
+
+def actor_critic(w: SlotWeights, obs: np.ndarray, critic: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """The action scores (K slot logits, then WAIT's), shape ``(..., K + 1)``, of
+    observations ``(..., obs_dim)``, and with ``critic`` the values ``(..., 1)``: line for
+    line :meth:`SlotSetExtractor.forward`, :meth:`SlotHeads.forward` and the value head."""
+    K, P, w_ = w.num_slots, w.max_paths, w.slot_width
+    lead = obs.shape[:-1]
+    slots = obs[..., : K * w_].reshape(lead + (K, w_))
+    paths = obs[..., K * w_: K * w_ + _PATH_FEATURES * P].reshape(lead + (P, _PATH_FEATURES))
+    deciding = obs[..., K * w_ + _PATH_FEATURES * P:]
+    valid = slots[..., 0]
+    remaining = slots[..., 1] * valid
+    inflight_here = (slots[..., _SLOT_BASE:] * deciding[..., None, :]).sum(-1)
+    ahead = np.cumsum(remaining, axis=-1) - remaining
+    expired = (slots[..., 2] <= 0) * valid
+    features = np.concatenate([slots, inflight_here[..., None], ahead[..., None], expired[..., None]], -1)
+
+    present = paths[..., :1]
+    path_w, path_b = w.path
+    path_emb = np.maximum(((paths - w.path_mean) / w.path_std) @ path_w + path_b, 0.0) * present
+    here = (path_emb * deciding[..., None]).sum(-2)
+    mean_path = path_emb.sum(-2) / np.maximum(present.sum(-2), 1.0)
+    context = np.concatenate([here, mean_path], -1)
+
+    width = features.shape[-1]
+    enc1_w, enc1_b = w.enc1
+    enc2_w, enc2_b = w.enc2
+    normalized = (features - w.slot_mean) / w.slot_std
+    first = normalized @ enc1_w[:width] + (context @ enc1_w[width:] + enc1_b)[..., None, :]
+    emb = np.maximum(np.maximum(first, 0.0) @ enc2_w + enc2_b, 0.0) * valid[..., None]
+    count = np.maximum(valid.sum(-1)[..., None], 1.0)
+    pooled_mean = emb.sum(-2) / count
+    pooled_max = np.maximum((emb - (1.0 - valid[..., None]) * 1e4).max(-2), 0.0)
+    summary = np.concatenate([pooled_mean, pooled_max, context], -1)
+
+    E = w.embed_dim
+    (slot1_w, slot1_b), (slot2_w, slot2_b) = w.slot1, w.slot2
+    (wait1_w, wait1_b), (wait2_w, wait2_b) = w.wait1, w.wait2
+    hidden = np.tanh(emb @ slot1_w[:E] + (summary @ slot1_w[E:] + slot1_b)[..., None, :])
+    slot_scores = (hidden @ slot2_w + slot2_b)[..., 0]
+    wait_score = np.tanh(summary @ wait1_w + wait1_b) @ wait2_w + wait2_b
+    scores = np.concatenate([slot_scores, wait_score], -1)
+    if not critic:
+        return scores, None
+    if w.critic1 is None or w.critic2 is None or w.value is None:
+        raise ValueError("these weights hold no critic: slot_weights(policy, critic=True)")
+    (c1_w, c1_b), (c2_w, c2_b), (v_w, v_b) = w.critic1, w.critic2, w.value
+    latent = np.tanh(np.tanh(summary @ c1_w + c1_b) @ c2_w + c2_b)
+    return scores, latent @ v_w + v_b
