@@ -137,8 +137,7 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         deciding = obs[:, K * w + _PATH_FEATURES * P:]
         valid = slots[..., 0]
         remaining = slots[..., 1] * valid
-        # the deciding path's column of the packets in flight (deciding is one-hot)
-        inflight_here = torch.matmul(slots[..., _SLOT_BASE:], deciding[:, :, None])
+        inflight_here = (slots[..., _SLOT_BASE:] * deciding[:, None, :]).sum(-1, keepdim=True)
         # Slots are in urgency order: the packets queued ahead of a block are what an
         # earliest-deadline sender would send before it.
         ahead = torch.cumsum(remaining, dim=1) - remaining
@@ -161,7 +160,7 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         slots, valid, paths, deciding = self._parts(observations)
         present = paths[..., :1]
         path_emb = self.path_encoder((paths - self.path_mean) / self.path_std) * present
-        here = torch.matmul(deciding[:, None, :], path_emb).squeeze(1)
+        here = (path_emb * deciding[..., None]).sum(1)
         mean_path = path_emb.sum(1) / present.sum(1).clamp(min=1.0)
         context = torch.cat([here, mean_path], -1)
         normalized = (slots - self.slot_mean) / self.slot_std
