@@ -541,6 +541,24 @@ def compare_steps(cases: tuple[StepCase, ...] = STEPS,
     return rows
 
 
+def compare_step_times(case: StepCase, step_times: tuple[float, ...],
+                       progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """``case`` with its step at each of ``step_times``: the goodput after the step in
+    both simulators and mpsched's error. Where a rate step lands in the flows' cycle of
+    losses decides how far each window is from its last reduction, so one step time
+    alone measures the phase as much as the controllers."""
+    rows = []
+    for step_s in step_times:
+        moved = replace(case, step_s=step_s)
+        if progress:
+            progress(moved.label)
+        ours = mpsched_step_goodputs(moved)["goodput_after_bps"]
+        theirs = ns3_goodput(moved.flow, step=(step_s, moved.rate_after_mbps))["goodput_after_bps"]
+        rows.append({"step_s": step_s, "mpsched_goodput_after_bps": ours, "ns3_goodput_after_bps": theirs,
+                     "error_after": ours / theirs - 1.0 if theirs > 0 else math.nan})
+    return rows
+
+
 @dataclass(frozen=True)
 class SharedCase:
     """Two bulk flows from the start over one drop-tail bottleneck, no random loss.
