@@ -205,9 +205,22 @@ def test_newreno_follows_a_rate_step_as_in_ns3(step_cases: list) -> None:
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="measured: after the step from 10 to 20 Mbit/s Cubic carries 19.05 Mbit/s "
-                                       "here and 16.71 in ns-3 (+14.0 %); before it and after the step down within "
-                                       "2.2 %")
+                                       "here and 16.71 in ns-3 (+14.0 %: ns-3 reduced twice just before the step, "
+                                       "docs/model.md 7.14); before it and after the step down within 2.2 %")
 def test_cubic_follows_a_rate_step_as_in_ns3(step_cases: list) -> None:
     cubic = [r for r in step_cases if r["cc"] == "cubic"]
     assert len(cubic) == 2
     assert all(abs(r[f"error_{part}"]) <= ns3.WORST_GOODPUT_ERROR for r in cubic for part in ("before", "after"))
+
+
+@pytest.mark.slow
+def test_cubic_after_a_step_up_agrees_with_ns3_over_the_steps_phase() -> None:
+    """The step up at 20 s lands just after a double reduction in ns-3 (docs/model.md 7.14);
+    over step times 16-24 s the median error is within the bound (measured at 16, 18, 20,
+    22 and 24 s: +6.0, +5.1, +14.0, +11.8, +5.1 %)."""
+    pytest.importorskip("ns", reason="needs the ns3 extra")
+    up = next(c for c in ns3.STEPS if c.flow.cc == "cubic" and c.rate_after_mbps == 20.0)
+    rows = ns3.compare_step_times(up, (16.0, 18.0, 20.0, 22.0, 24.0))
+    assert [r["step_s"] for r in rows] == [16.0, 18.0, 20.0, 22.0, 24.0]
+    errors = sorted(r["error_after"] for r in rows)
+    assert abs(errors[len(errors) // 2]) <= ns3.WORST_GOODPUT_ERROR, rows
