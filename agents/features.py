@@ -319,7 +319,7 @@ class MaskedCategorical(MaskableCategoricalDistribution):
 
     ``MaskableCategoricalDistribution`` builds three ``torch.distributions.Categorical``
     objects per call, each normalizing the logits again and checking its arguments, and
-    samples by ``torch.multinomial``: in a 16-row rollout step that was a third of the
+    samples by ``torch.multinomial``: in a 16-row rollout step that was a fifth of the
     policy's forward pass. This class computes the same distribution once: masked logits
     set to -1e8 and normalized by their log-sum-exp when first read; the entropy with
     masked terms zeroed; samples by the Gumbel-max trick (the argmax of the
