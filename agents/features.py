@@ -445,7 +445,7 @@ class SlotPolicy(MaskableActorCriticPolicy):
             return super().forward(obs, deterministic, action_masks)
         if self._numpy_weights is None:
             self._numpy_weights = slot_weights(self, critic=True)
-        scores, values = actor_critic(self._numpy_weights, obs.numpy(), critic=True)
+        scores, values = actor_critic(self._numpy_weights, obs.detach().numpy(), critic=True)
         distribution = self.action_dist.proba_distribution(torch.from_numpy(scores))
         if action_masks is not None:
             distribution.apply_masking(action_masks)
