@@ -20,7 +20,6 @@ import yaml  # noqa: E402
 from mpsched.agents import ALGOS, AgentPolicy, load, zoo_names  # noqa: E402
 from mpsched.agents import features as features_module  # noqa: E402
 from mpsched.agents import model as agent_model  # noqa: E402
-from mpsched.agents import slot_numpy as slot_numpy_module  # noqa: E402
 from mpsched.agents.dagger import make_teacher, mixture_demonstrations  # noqa: E402
 from mpsched.agents.evaluate import run_episodes  # noqa: E402
 from mpsched.agents.experts import demonstrations  # noqa: E402
@@ -547,7 +546,7 @@ def test_large_batches_run_the_slot_layers_on_occupied_slots_only_with_the_same_
         torch.testing.assert_close(compact_grads[name], grad, rtol=1e-4, atol=1e-5, msg=name)
 
 
-def test_rollout_steps_run_the_network_in_numpy_and_follow_training() -> None:
+def test_rollout_steps_run_the_network_in_numpy_and_follow_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without gradients a small batch goes through numpy (slot_numpy.actor_critic) on views
     of the weights: the same greedy actions, values and log-probabilities as torch's
     forward pass, before and after an optimizer step changes the weights."""
@@ -555,19 +554,16 @@ def test_rollout_steps_run_the_network_in_numpy_and_follow_training() -> None:
     obs_np, masks = _visited_observations(48)
     obs = torch.as_tensor(obs_np)
     calls = []
-    original = slot_numpy_module.actor_critic
+    original = features_module.actor_critic
 
     def counted(*args: object, **kwargs: object) -> object:
         calls.append(1)
         return original(*args, **kwargs)
 
+    monkeypatch.setattr(features_module, "actor_critic", counted)
     for step in range(2):
         with torch.no_grad():
-            features_module.actor_critic = counted
-            try:
-                actions, values, log_prob = policy(obs, deterministic=True, action_masks=masks)
-            finally:
-                features_module.actor_critic = original
+            actions, values, log_prob = policy(obs, deterministic=True, action_masks=masks)
             assert len(calls) == step + 1
             expected = super(SlotPolicy, policy).forward(obs, deterministic=True, action_masks=masks)
         assert torch.equal(actions, expected[0])
