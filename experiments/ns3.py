@@ -52,8 +52,8 @@ from ..envs.streams import CoreStream
 
 __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsched_episode", "mpsched_goodput",
            "ns3_goodput", "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets",
-           "paired_losses",
-           "write_report", "SharedCase", "SHARED", "compare_shared", "mpsched_shared_goodputs", "ns3_shared_goodputs",
+           "paired_losses", "write_report", "SharedCase", "SHARED", "SHARED_PHASES", "phase_offsets_ms",
+           "compare_shared", "mpsched_shared_scenario", "mpsched_shared_goodputs", "ns3_shared_goodputs",
            "StepCase", "STEPS", "compare_steps", "mpsched_step_goodputs", "SAMPLE_S", "samples", "mpsched_trajectory",
            "trajectory_errors"]
 
@@ -565,18 +565,23 @@ class SharedCase:
 
     In mpsched the first is the path and the second a cross flow on the same link; in ns-3
     two sender nodes reach the receiver's node through a router whose device toward it is
-    the bottleneck (the access links 100 times faster, without delay).
+    the bottleneck (the access links 100 times faster, without delay unless one flow's
+    round trip is the longer).
 
     Attributes
     ----------
     flow : Ns3Case
-        The first flow and the bottleneck; the second flow has the same round trip.
+        The first flow and the bottleneck.
     second_cc : str
         The second flow's controller.
+    rtt_offset_ms : float
+        The second flow's round trip minus the first's. The longer one has the difference
+        on top of ``flow.rtt_ms`` (ns-3: half of it each way on its sender's access link).
     """
 
     flow: Ns3Case
     second_cc: str
+    rtt_offset_ms: float = 0.0
 
     @property
     def ccs(self) -> tuple[str, str]:
@@ -585,7 +590,13 @@ class SharedCase:
     @property
     def label(self) -> str:
         f = self.flow
-        return f"{f.cc} + {self.second_cc} {f.rate_mbps:g} Mbit/s {f.rtt_ms:g} ms queue {f.queue_bdp:g} BDP"
+        offset = f" (second {self.rtt_offset_ms:+.3f} ms)" if self.rtt_offset_ms else ""
+        return f"{f.cc} + {self.second_cc}{offset} {f.rate_mbps:g} Mbit/s {f.rtt_ms:g} ms queue {f.queue_bdp:g} BDP"
+
+    @property
+    def extra_rtt_ms(self) -> tuple[float, float]:
+        """How much each flow's round trip exceeds ``flow.rtt_ms``."""
+        return (max(0.0, -self.rtt_offset_ms), max(0.0, self.rtt_offset_ms))
 
 
 SHARED: tuple[SharedCase, ...] = tuple(
@@ -594,19 +605,28 @@ SHARED: tuple[SharedCase, ...] = tuple(
 """NewReno against NewReno and Cubic against NewReno, on 10 Mbit/s at 40 and 80 ms."""
 
 
+def mpsched_shared_scenario(case: SharedCase) -> dict[str, Any]:
+    """The shared case as an mpsched scenario: the first flow a path, the second a cross
+    flow, both on one link."""
+    flow = case.flow
+    sc = mpsched_scenario(flow)
+    sc["name"] = _scenario_name("ns3-shared", case.label)
+    sc["links"] = [{"name": "bottleneck", "bandwidth": flow.rate_mbps,
+                    "queue_bytes": flow.queue_packets * (MSS_BYTES + WIRE_HEADER_BYTES)}]
+    first_extra, second_extra = case.extra_rtt_ms
+    sc["paths"] = [{"name": "first", "link": "bottleneck", "rtt_ms": flow.rtt_ms + first_extra, "cc": flow.cc}]
+    sc["cross_traffic"] = [{"name": "second", "link": "bottleneck", "rtt_ms": flow.rtt_ms + second_extra,
+                            "cc": case.second_cc}]
+    return sc
+
+
 def mpsched_shared_goodputs(case: SharedCase) -> dict[str, Any]:
     """The two flows' goodputs [bit/s] in mpsched, and the core's wall time."""
     from ..envs import scenarios
     from ..envs.episode import build_episode
 
     flow = case.flow
-    sc = mpsched_scenario(flow)
-    sc["name"] = _scenario_name("ns3-shared", case.label)
-    sc["links"] = [{"name": "bottleneck", "bandwidth": flow.rate_mbps,
-                    "queue_bytes": flow.queue_packets * (MSS_BYTES + WIRE_HEADER_BYTES)}]
-    sc["paths"] = [{"name": "first", "link": "bottleneck", "rtt_ms": flow.rtt_ms, "cc": flow.cc}]
-    sc["cross_traffic"] = [{"name": "second", "link": "bottleneck", "rtt_ms": flow.rtt_ms, "cc": case.second_cc}]
-    sim = build_episode(scenarios.resolve(sc), 1).make_sim()
+    sim = build_episode(scenarios.resolve(mpsched_shared_scenario(case)), 1).make_sim()
     begin = time.perf_counter()
     sim.run("minrtt", ())
     wall = time.perf_counter() - begin
@@ -632,14 +652,16 @@ def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
         tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(CONTROLLERS[cc])))
     access = ns.PointToPointHelper()
     access.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(100 * flow.rate_mbps * 1e6))}bps"))
-    access.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(0)))
     bottleneck = ns.PointToPointHelper()
     bottleneck.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(round(flow.rate_mbps * 1e6))}bps"))
     bottleneck.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(int(round(flow.rtt_ms * 5e5)))))
     bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize",
                         ns.QueueSizeValue(ns.QueueSize(f"{flow.queue_packets}p")))
     addresses = ns.Ipv4AddressHelper()
-    links = [access.Install(senders.Get(k), router.Get(0)) for k in range(2)]
+    links = []
+    for k, extra_ms in enumerate(case.extra_rtt_ms):
+        access.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(int(round(extra_ms * 5e5)))))
+        links.append(access.Install(senders.Get(k), router.Get(0)))
     links.append(bottleneck.Install(router.Get(0), receiver.Get(0)))
     interfaces = []
     for k, devices in enumerate(links):
@@ -668,23 +690,59 @@ def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
     return {"goodput_bps": [r * 8 / flow.seconds for r in received], "wall_s": wall}
 
 
-def compare_shared(cases: tuple[SharedCase, ...] = SHARED,
+SHARED_PHASES = 16
+"""How many round-trip offsets :func:`compare_shared` averages each shared case over."""
+
+
+def phase_offsets_ms(case: SharedCase, phases: int = SHARED_PHASES) -> list[float]:
+    """The second flow's round-trip offsets [ms] a shared case is averaged over: ``phases``
+    values evenly spread over [-S, S), ``S`` one full packet's service time at the
+    bottleneck (1.2 ms at 10 Mbit/s).
+
+    Two window-limited flows through a drop-tail queue with deterministic timing are
+    phase-locked: which flow's packet meets the full queue depends on where the flows'
+    packets fall within a service time, and shifting one flow's round trip by a fraction
+    of it moves the shares between regimes as far apart as 0.06 and 0.5 (Floyd and
+    Jacobson, "On traffic phase effects in packet-switched gateways", 1992; docs/model.md
+    7.14 measures it in both simulators). Averaging over the phase is what a share means
+    for a network with any jitter; offsets centred on 0 keep either flow from having the
+    shorter round trip on average."""
+    service_ms = (MSS_BYTES + WIRE_HEADER_BYTES) * 8 / (case.flow.rate_mbps * 1e6) * 1e3
+    return [service_ms * (2 * k / phases - 1) for k in range(phases)]
+
+
+def compare_shared(cases: tuple[SharedCase, ...] = SHARED, phases: int = SHARED_PHASES,
                    progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Every shared case in both simulators: each flow's share of the two flows' goodput,
-    in mpsched and in ns-3, and the relative error of mpsched's share."""
+    """Every shared case in both simulators at each of its :func:`phase_offsets_ms`: each
+    flow's share of the two flows' goodput averaged over the offsets, in mpsched and in
+    ns-3, and the relative error of mpsched's mean share; the first flow's share at each
+    offset (``*_phase_shares``) and the speed ratio of the runs together."""
     rows = []
     for case in cases:
         if progress:
             progress(case.label)
-        ours, theirs = mpsched_shared_goodputs(case), ns3_shared_goodputs(case)
-        mine, their = np.array(ours["goodput_bps"]), np.array(theirs["goodput_bps"])
-        shares, ns3_shares = mine / mine.sum(), their / their.sum()
+        offsets = phase_offsets_ms(case, phases)
+        mine, their, ours_s, theirs_s = [], [], 0.0, 0.0
+        for offset in offsets:
+            shifted = replace(case, rtt_offset_ms=offset)
+            ours, theirs = mpsched_shared_goodputs(shifted), ns3_shared_goodputs(shifted)
+            mine.append(ours["goodput_bps"])
+            their.append(theirs["goodput_bps"])
+            ours_s += ours["wall_s"]
+            theirs_s += theirs["wall_s"]
+        mine_a, their_a = np.array(mine), np.array(their)
+        phase_shares = mine_a / mine_a.sum(axis=1, keepdims=True)
+        ns3_phase_shares = their_a / their_a.sum(axis=1, keepdims=True)
+        shares, ns3_shares = phase_shares.mean(axis=0), ns3_phase_shares.mean(axis=0)
         rows.append({"label": case.label, "ccs": list(case.ccs), "rate_mbps": case.flow.rate_mbps,
                      "rtt_ms": case.flow.rtt_ms, "queue_packets": case.flow.queue_packets,
-                     "mpsched_goodput_bps": mine.tolist(),
-                     "ns3_goodput_bps": their.tolist(), "mpsched_shares": shares.tolist(),
+                     "phase_offsets_ms": offsets,
+                     "mpsched_goodput_bps": mine_a.mean(axis=0).tolist(),
+                     "ns3_goodput_bps": their_a.mean(axis=0).tolist(), "mpsched_shares": shares.tolist(),
                      "ns3_shares": ns3_shares.tolist(), "share_errors": (shares / ns3_shares - 1).tolist(),
-                     "speed_ratio": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] > 0 else math.nan})
+                     "mpsched_phase_shares": phase_shares[:, 0].tolist(),
+                     "ns3_phase_shares": ns3_phase_shares[:, 0].tolist(),
+                     "speed_ratio": theirs_s / ours_s if ours_s > 0 else math.nan})
     return rows
 
 
@@ -722,7 +780,7 @@ def format_comparison(result: dict[str, Any]) -> str:
                      f"{100 * result['worst_abs_mean_rtt_error']:.1f} %; congestion window: median mean |difference| "
                      f"{100 * result['median_cwnd_error']:.1f} % of ns-3's mean window")
     if result.get("shared"):
-        lines += ["", f"{'shared bottleneck':<52}{'mpsched':>11}{'ns-3':>11}{'error':>9}",
+        lines += ["", f"{'shared bottleneck (mean over phases)':<52}{'mpsched':>11}{'ns-3':>11}{'error':>9}",
                   f"{'':<52}{'[share]':>11}{'[share]':>11}"]
         for r in result["shared"]:
             for k, cc in enumerate(r["ccs"]):
@@ -751,10 +809,27 @@ def _median_table(rows: list[dict[str, Any]], key: str) -> list[str]:
     return lines
 
 
+def _phase_figure(plt: Any, shared: list[dict[str, Any]]) -> Any:
+    """The first flow's share against the second flow's round-trip offset, one panel per
+    shared case, both simulators."""
+    fig, axes = plt.subplots(1, len(shared), figsize=(3.2 * len(shared), 3.2), sharey=True, squeeze=False)
+    for ax, r in zip(axes[0], shared, strict=True):
+        ax.step(r["phase_offsets_ms"], r["mpsched_phase_shares"], where="post", label="mpsched")
+        ax.step(r["phase_offsets_ms"], r["ns3_phase_shares"], where="post", label="ns-3", linestyle="--")
+        ax.set_title(f"{' + '.join(r['ccs'])}, {r['rtt_ms']:g} ms", fontsize=9)
+        ax.set_xlabel("second flow's RTT offset [ms]")
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("first flow's share")
+    axes[0][0].legend()
+    fig.tight_layout()
+    return fig
+
+
 def write_report(result: dict[str, Any], directory: str | Path, command: str) -> Path:
     """The comparison as a report: ``README.md`` (summary, the error by controller and loss,
-    every case) and ``figures/errors.png`` (the distribution of the goodput error by loss
-    rate, and mpsched's goodput against ns-3's). Returns the README's path."""
+    every case), ``figures/errors.png`` (the distribution of the goodput error by loss
+    rate, and mpsched's goodput against ns-3's) and, with shared cases,
+    ``figures/phases.png`` (:func:`_phase_figure`). Returns the README's path."""
     from .report.figures import _png, _pyplot
     from .sweep import git_revision
 
@@ -785,6 +860,8 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
     scatter.set_ylabel("mpsched goodput [Mbit/s]")
     scatter.legend()
     (out / "figures" / "errors.png").write_bytes(_png(fig))
+    if result.get("shared"):
+        (out / "figures" / "phases.png").write_bytes(_png(_phase_figure(plt, result["shared"])))
 
     absolute = np.abs(errors)
     lines = [
@@ -822,15 +899,23 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
                   "Median |error of the mean smoothed RTT| by controller and random loss:", "",
                   *_median_table(sampled, "mean_rtt_error")]
     if result.get("shared"):
+        phases = len(result["shared"][0]["phase_offsets_ms"])
         lines += ["", "Two flows from the start on one drop-tail bottleneck (1 BDP), no random loss, 60 s: each "
                   "flow's share of the two flows' goodput (mpsched: the path and a cross flow on one link; ns-3: two "
-                  "sender nodes behind a router). The bound is 10 %.", "",
-                  "| flows | flow | mpsched share | ns-3 share | error |", "|:---|:---|---:|---:|---:|"]
+                  f"sender nodes behind a router), the mean over {phases} runs with the second flow's round trip "
+                  "offset from the first's by -S to S, S one packet's service time at the bottleneck. At any one "
+                  "offset the flows are phase-locked and the shares jump between regimes (figure; docs/model.md "
+                  "7.14). The bound is 10 %.", "",
+                  "| flows | flow | mpsched share | ns-3 share | error | first flow's share over the offsets, "
+                  "mpsched / ns-3 |", "|:---|:---|---:|---:|---:|---:|"]
         for r in result["shared"]:
+            spread = (f"{min(r['mpsched_phase_shares']):.3f}-{max(r['mpsched_phase_shares']):.3f} / "
+                      f"{min(r['ns3_phase_shares']):.3f}-{max(r['ns3_phase_shares']):.3f}")
             for k, cc in enumerate(r["ccs"]):
                 lines.append(f"| {r['label']} | {cc} ({'first' if k == 0 else 'second'}) | "
                              f"{r['mpsched_shares'][k]:.3f} | {r['ns3_shares'][k]:.3f} | "
-                             f"{100 * r['share_errors'][k]:+.1f} % |")
+                             f"{100 * r['share_errors'][k]:+.1f} % | {spread if k == 0 else ''} |")
+        lines += ["", "![The first flow's share at each round-trip offset, both simulators](figures/phases.png)"]
     if result.get("steps"):
         lines += ["", "One flow, no random loss, 40 s, the link's rate stepping once after 20 s (ns-3 changes the "
                   "device's DataRate): goodput before and after the step.", "",
