@@ -54,6 +54,7 @@ __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsche
            "ns3_goodput", "compare", "within_bounds", "format_comparison", "ns3_available", "lost_data_packets",
            "paired_losses", "write_report", "SharedCase", "SHARED", "SHARED_PHASES", "phase_offsets_ms",
            "compare_shared", "mpsched_shared_scenario", "mpsched_shared_goodputs", "ns3_shared_goodputs",
+           "ns3_shared_back_to_back",
            "StepCase", "STEPS", "compare_steps", "mpsched_step_goodputs", "SAMPLE_S", "samples", "mpsched_trajectory",
            "trajectory_errors"]
 
@@ -156,6 +157,49 @@ class TcpSampler {
         cwnd_bytes.push_back(cwnd_);
         ns3::Simulator::Schedule(period_, &TcpSampler::Sample, this);
     }
+};
+// Counts, per sender of a shared case (source 10.1.1.x or 10.1.2.x), the data packets the
+// router (node 2) forwards, those that follow the same sender's previous one within
+// `back_to_back_ns` (sent back to back), and which of them the bottleneck refuses. A packet
+// passes the router's "Tx" trace and then either its device queue's "Enqueue" or, the
+// queue being full, a drop in the traffic-control layer, synchronously.
+class BackToBackProbe {
+  public:
+    uint64_t packets[2] = {0, 0}, back_to_back[2] = {0, 0}, drops[2] = {0, 0}, back_to_back_drops[2] = {0, 0};
+    int64_t back_to_back_ns = 20000;
+    void Schedule() { ns3::Simulator::Schedule(ns3::NanoSeconds(0), &BackToBackProbe::Connect, this); }
+    void Settle() {
+        if (pending_ >= 0) {
+            drops[pending_]++;
+            back_to_back_drops[pending_] += pending_back_to_back_;
+            pending_ = -1;
+        }
+    }
+  private:
+    int64_t last_[2] = {INT64_MIN / 2, INT64_MIN / 2};
+    int pending_ = -1;
+    bool pending_back_to_back_ = false;
+    void Connect() {
+        ns3::Config::ConnectWithoutContext("/NodeList/2/$ns3::Ipv4L3Protocol/Tx",
+                                           ns3::MakeCallback(&BackToBackProbe::OnTx, this));
+        ns3::Config::ConnectWithoutContext("/NodeList/2/DeviceList/*/$ns3::PointToPointNetDevice/TxQueue/Enqueue",
+                                           ns3::MakeCallback(&BackToBackProbe::OnEnqueue, this));
+    }
+    void OnTx(ns3::Ptr<const ns3::Packet> p, ns3::Ptr<ns3::Ipv4>, uint32_t) {
+        Settle();
+        ns3::Ipv4Header ip;
+        p->PeekHeader(ip);
+        const int k = (int)((ip.GetSource().Get() >> 8) & 0xff) - 1;
+        if ((k != 0 && k != 1) || ip.GetPayloadSize() <= 100) return;  // acknowledgements
+        const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
+        const bool b = now - last_[k] <= back_to_back_ns;
+        last_[k] = now;
+        packets[k]++;
+        back_to_back[k] += b;
+        pending_ = k;
+        pending_back_to_back_ = b;
+    }
+    void OnEnqueue(ns3::Ptr<const ns3::Packet>) { pending_ = -1; }
 };
 ns3::Ptr<PairedDataLoss> MakePairedDataLoss(const std::vector<uint32_t>& lost, uint32_t min_bytes) {
     ns3::Ptr<PairedDataLoss> m = ns3::CreateObject<PairedDataLoss>();
@@ -688,6 +732,21 @@ def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
     received = [int(ns.DynamicCast[ns.PacketSink](sink.Get(0)).GetTotalRx()) for sink in sinks]
     ns.Simulator.Destroy()
     return {"goodput_bps": [r * 8 / flow.seconds for r in received], "wall_s": wall}
+
+
+def ns3_shared_back_to_back(case: SharedCase) -> dict[str, list[int]]:
+    """Per flow of the shared case in ns-3: the data packets that reach the bottleneck
+    (``packets``), those that follow the flow's previous packet within 20 us, sent back
+    to back (``back_to_back``; the access link takes 12 us per packet), the packets the
+    full queue drops (``drops``) and how many of those were sent back to back
+    (``back_to_back_drops``)."""
+    ns = _ns3_with_tcp_defaults(case.flow.cc, case.flow.min_rto_ms)
+    probe = ns.cppyy.gbl.mpsched_ns3.BackToBackProbe()
+    probe.Schedule()
+    ns3_shared_goodputs(case)
+    probe.Settle()
+    return {key: [int(v) for v in getattr(probe, key)]
+            for key in ("packets", "back_to_back", "drops", "back_to_back_drops")}
 
 
 SHARED_PHASES = 16

@@ -7,8 +7,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from mpsched.envs import scenarios
+from mpsched.envs.episode import build_episode
 from mpsched.experiments import ns3
 from mpsched.experiments.cli import main
+from refsim import Simulator
 
 
 def test_a_case_is_the_same_link_in_mpsched() -> None:
@@ -136,6 +139,44 @@ def test_a_shared_case_is_averaged_over_phases_centred_on_equal_round_trips() ->
     assert "(second -0.300 ms)" in replace(case, rtt_offset_ms=-0.3).label
 
 
+class BackToBackSimulator(Simulator):
+    """The reference simulator, counting per subflow (index j: the path, then the cross
+    flow) the packets offered to the link, those offered at the same instant as the same
+    subflow's previous one (sent back to back), and which of them the full queue drops."""
+
+    def __init__(self, spec: dict, policy: str) -> None:
+        super().__init__(spec, policy)
+        self.counts = np.zeros((2, 4), np.int64)  # packets, back to back, drops, back-to-back drops
+        self.last_ns = [-1, -1]
+
+    def link_enqueue(self, pkt, t: int) -> None:
+        j = pkt.sf.j
+        back_to_back = self.last_ns[j] == t
+        self.last_ns[j] = t
+        dropped_before = pkt.sf.queue_drops
+        super().link_enqueue(pkt, t)
+        dropped = pkt.sf.queue_drops > dropped_before
+        self.counts[j] += (1, back_to_back, dropped, dropped and back_to_back)
+
+
+def test_the_full_queue_drops_only_packets_sent_back_to_back() -> None:
+    """Cubic and NewReno sharing a drop-tail queue at equal round trips (docs/model.md 7.14):
+    every drop is a packet that left its sender at the same instant as the one before it,
+    as a window increase releases it. Cubic sends fewer of them per packet (its window
+    grows 0.53 segments per round trip, NewReno's 1). The reference's drops are the core's."""
+    case = next(c for c in ns3.SHARED if c.ccs == ("cubic", "newreno") and c.flow.rtt_ms == 40.0)
+    episode = build_episode(scenarios.resolve(ns3.mpsched_shared_scenario(case)), 1)
+    reference = BackToBackSimulator(episode.core_inputs(), "minrtt")
+    reference.run()
+    packets, back_to_back, drops, back_to_back_drops = reference.counts.T
+    assert (drops > 0).all() and (back_to_back_drops == drops).all()
+    assert back_to_back[0] / packets[0] < 0.5 * back_to_back[1] / packets[1]
+    core = episode.make_sim()
+    core.run("minrtt", ())
+    assert [int(np.asarray(core.view("queue_drops")).sum()),
+            int(np.asarray(core.cross_view("queue_drops")).sum())] == drops.tolist()
+
+
 def test_the_report_shows_the_shares_over_the_phases(tmp_path) -> None:
     """A shared row gives the mean shares, their error, the range of the first flow's share
     over the offsets in each simulator, and the phase figure."""
@@ -224,6 +265,17 @@ def test_cubic_and_newreno_share_a_bottleneck_as_in_ns3(shared_cases: list) -> N
     pairs = [r for r in shared_cases if r["ccs"] == ["cubic", "newreno"]]
     assert len(pairs) == 2
     assert all(abs(e) <= ns3.SHARE_ERROR for r in pairs for e in r["share_errors"]), pairs
+
+
+@pytest.mark.slow
+def test_ns3s_full_queue_drops_only_packets_sent_back_to_back_too() -> None:
+    """The same count in ns-3 (packets within 20 us of the sender's previous one at the
+    router): every drop is such a packet there as well (docs/model.md 7.14 gives the
+    counts)."""
+    pytest.importorskip("ns", reason="needs the ns3 extra")
+    case = next(c for c in ns3.SHARED if c.ccs == ("cubic", "newreno") and c.flow.rtt_ms == 40.0)
+    counts = ns3.ns3_shared_back_to_back(case)
+    assert all(d > 0 for d in counts["drops"]) and counts["back_to_back_drops"] == counts["drops"], counts
 
 
 @pytest.fixture(scope="module")
