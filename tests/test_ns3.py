@@ -259,8 +259,8 @@ def test_two_newreno_flows_share_a_bottleneck_as_in_ns3(shared_cases: list) -> N
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="measured over 16 round-trip offsets: Cubic's mean share against NewReno "
                                        "is 0.580 here and 0.499 in ns-3 at 40 ms (+16.3 %), 0.566 and 0.427 at "
-                                       "80 ms (+32.6 %); here NewReno takes more of the drop-tail losses "
-                                       "(docs/model.md 7.14)")
+                                       "80 ms (+32.6 %); ns-3's Cubic loses packets it sends back to back in "
+                                       "its fast recoveries (docs/model.md 7.14)")
 def test_cubic_and_newreno_share_a_bottleneck_as_in_ns3(shared_cases: list) -> None:
     pairs = [r for r in shared_cases if r["ccs"] == ["cubic", "newreno"]]
     assert len(pairs) == 2
