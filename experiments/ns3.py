@@ -190,7 +190,7 @@ class BackToBackProbe {
         ns3::Ipv4Header ip;
         p->PeekHeader(ip);
         const int k = (int)((ip.GetSource().Get() >> 8) & 0xff) - 1;
-        if ((k != 0 && k != 1) || ip.GetPayloadSize() <= 100) return;  // acknowledgements
+        if ((k != 0 && k != 1) || ip.GetPayloadSize() <= 100) return;  // the handshake's segments
         const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
         const bool b = now - last_[k] <= back_to_back_ns;
         last_[k] = now;
@@ -740,7 +740,7 @@ def ns3_shared_back_to_back(case: SharedCase) -> dict[str, list[int]]:
     to back (``back_to_back``; the access link takes 12 us per packet), the packets the
     full queue drops (``drops``) and how many of those were sent back to back
     (``back_to_back_drops``)."""
-    ns = _ns3_with_tcp_defaults(case.flow.cc, case.flow.min_rto_ms)
+    ns = _ns3_with_tcp_defaults(case.flow.cc, case.flow.min_rto_ms)  # defines the probe's class
     probe = ns.cppyy.gbl.mpsched_ns3.BackToBackProbe()
     probe.Schedule()
     ns3_shared_goodputs(case)
