@@ -17,7 +17,9 @@ Inputs ([dams] Sec. III-A): the bandwidth ``BW_j`` of path ``j`` is
 ``Observation.rate_bps`` (``cwnd * 8e9 / srtt`` for window-based paths, "the ratio of
 congestion window and RTT"; the link's bandwidth for ideal ones) and the one-way delay is
 ``RTT_j / 2`` with ``RTT_j = srtt``. DAMS-Robust adds ``alpha * rttvar_j / 2`` to it
-(eq. (2), see :class:`DAMSRobust`).
+(eq. (2), see :class:`DAMSRobust`). Two options not in the paper change these inputs:
+``forward_queue`` (docs/model.md 7.15) and ``hold_gain``, which also lets a path WAIT
+while its bytes in flight would fill the bottleneck's queue (docs/model.md 7.16).
 
 Mapping onto the per-path decision point. The policy keeps a *plan*: for each block it
 has scheduled, a status (preserved or delayed) and per path a target of cumulative bytes
@@ -60,6 +62,10 @@ _PRESERVED = 1
 _DELAYED = 2
 _NO_EXPIRY = 2**63 - 1
 _BITS_PER_BYTE_NS = 8e9  # rate_bps / 8e9 = bytes per nanosecond
+_NO_BUCKET = -2  # no rate window yet: now // half window is never this or one more
+_MAX_HOLD_GAIN = 1e6
+_MIN_RATE_WINDOW_MS = 1e-3
+_MAX_RATE_WINDOW_MS = 3.6e6
 
 
 def water_fill(rem: int, base: list[float], q: list[float]) -> tuple[float, list[float]]:
@@ -195,6 +201,15 @@ def _check_threshold(change_threshold: float) -> float:
     return value
 
 
+def _check_range(name: str, value: float, low: float, high: float) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
+    number = float(value)
+    if not (math.isfinite(number) and low <= number <= high):
+        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
+    return number
+
+
 class _Planner(Policy):
     """Shared machinery: the plan, its triggers and the per-path choice (module doc)."""
 
@@ -202,12 +217,16 @@ class _Planner(Policy):
     _arrive_together = False
     _alpha = 0.0
 
-    def __init__(self, change_threshold: float = 0.1, forward_queue: bool = False) -> None:
+    def __init__(self, change_threshold: float = 0.1, forward_queue: bool = False, hold_gain: float = 0.0,
+                 rate_window_ms: float = 200.0) -> None:
         super().__init__()
         self.change_threshold = _check_threshold(change_threshold)
         if not isinstance(forward_queue, bool):
             raise ValueError(f"forward_queue must be true or false, got {forward_queue!r}")
         self.forward_queue = forward_queue
+        self.hold_gain = _check_range("hold_gain", hold_gain, 0.0, _MAX_HOLD_GAIN)
+        self.rate_window_ms = _check_range("rate_window_ms", rate_window_ms, _MIN_RATE_WINDOW_MS, _MAX_RATE_WINDOW_MS)
+        self._half_window_ns = max(1, int(self.rate_window_ms * 500000.0))
         self._reset_plan()
 
     def _reset_plan(self) -> None:
@@ -220,13 +239,52 @@ class _Planner(Policy):
         self._planned_head = -1
         self._rate0: list[float] = []
         self._owd0: list[float] = []
+        self._rate_bucket: list[int] = []
+        self._rate_bucket_max: list[int] = []
+        self._rate_prev_max: list[int] = []
 
     def reset(self, obs: Observation) -> None:
         self._reset_plan()
         self._rate0 = [0.0] * obs.n_paths
         self._owd0 = [0.0] * obs.n_paths
+        self._rate_bucket = [_NO_BUCKET] * obs.n_paths
+        self._rate_bucket_max = [0] * obs.n_paths
+        self._rate_prev_max = [0] * obs.n_paths
 
     # inputs ---------------------------------------------------------------------------
+    def _rates(self, obs: Observation) -> list[float]:
+        """Rate per path, bit/s: ``rate_bps`` (the paper's ``cwnd / srtt``), or with
+        ``hold_gain > 0`` the largest delivery rate seen at a decision over the last one to
+        two half windows of ``rate_window_ms`` (``rate_bps`` until there is one)."""
+        P = obs.n_paths
+        if self.hold_gain <= 0.0:
+            return [float(obs.rate_bps[i]) for i in range(P)]
+        k = obs.now_ns // self._half_window_ns
+        rate = []
+        for i in range(P):
+            if k != self._rate_bucket[i]:
+                self._rate_prev_max[i] = self._rate_bucket_max[i] if k == self._rate_bucket[i] + 1 else 0
+                self._rate_bucket[i] = k
+                self._rate_bucket_max[i] = 0
+            sample = int(obs.delivery_rate_bps[i])
+            if sample > self._rate_bucket_max[i]:
+                self._rate_bucket_max[i] = sample
+            best = max(self._rate_bucket_max[i], self._rate_prev_max[i])
+            rate.append(float(best) if best > 0 else float(obs.rate_bps[i]))
+        return rate
+
+    def _hold(self, obs: Observation, rate: list[float], b: int) -> int:
+        """``b``, or WAIT while the deciding path's bytes in flight reach both two packets
+        and ``hold_gain x rate x min_rtt``."""
+        if b == WAIT or self.hold_gain <= 0.0:
+            return b
+        j = obs.path
+        inflight = int(obs.path_inflight_bytes[j])
+        cap = self.hold_gain * rate[j] * float(int(obs.min_rtt_ns[j])) / _BITS_PER_BYTE_NS
+        if inflight >= 2 * obs.mss_bytes and float(inflight) >= cap:
+            return WAIT
+        return b
+
     def _owd(self, obs: Observation) -> list[float]:
         """One-way delay per path, ns: ``(srtt + alpha * rttvar) / 2`` (alpha = 0 but in
         DAMS-Robust), the papers' ``RTT_j / 2``; with ``forward_queue``, ``srtt`` is replaced
@@ -278,7 +336,7 @@ class _Planner(Policy):
     def _decide_edf(self, obs: Observation) -> int:
         now = obs.now_ns
         P = obs.n_paths
-        rate = [float(obs.rate_bps[i]) for i in range(P)]
+        rate = self._rates(obs)
         owd = self._owd(obs)
         # Sec. III-B: "once time exceeds the deadline of a block, it will be cancelled";
         # DAMS-Robust uses its adjusted deadline, the latest over the paths (eq. (2)).
@@ -307,10 +365,10 @@ class _Planner(Policy):
             if b not in sendable or not self._may_send(obs, b, j):
                 continue
             if self._status[b] == _PRESERVED:
-                return b
+                return self._hold(obs, rate, b)
             if first_delayed == WAIT:
                 first_delayed = b
-        return first_delayed
+        return self._hold(obs, rate, first_delayed)
 
     def _plan_edf(self, obs: Observation, pending: list[int], rate: list[float], owd: list[float]) -> None:
         """Selective preservation (Sec. III-B, eq. (1)) then the per-path split of every
@@ -380,7 +438,7 @@ class _Planner(Policy):
     # DEMS ------------------------------------------------------------------------------
     def _decide_fifo(self, obs: Observation) -> int:
         P = obs.n_paths
-        rate = [float(obs.rate_bps[i]) for i in range(P)]
+        rate = self._rates(obs)
         owd = self._owd(obs)
         remaining = obs.remaining_bytes
         head = next((b for b in range(obs.n_arrived) if int(remaining[b]) > 0), -1)
@@ -397,7 +455,7 @@ class _Planner(Policy):
             self._owd0 = list(owd)
         j = obs.path
         if self._may_send(obs, head, j) and head in set(int(b) for b in obs.sendable()):
-            return head
+            return self._hold(obs, rate, head)
         return WAIT
 
     def decide(self, obs: Observation) -> int:
@@ -432,6 +490,8 @@ class DEMS(_Planner):
         Take the one-way delay as ``srtt - min_rtt / 2`` instead of the paper's
         ``srtt / 2`` (false): all of the queueing delay a window keeps is on the forward
         path (docs/model.md 7.15). Not in the paper.
+    hold_gain, rate_window_ms : float
+        As in :class:`DAMS` (0: no hold; 200 ms).
     """
 
     name = "dems"
@@ -498,6 +558,17 @@ class DAMS(_Planner):
         Take the one-way delay as ``srtt - min_rtt / 2`` instead of the paper's
         ``srtt / 2`` (false): all of the queueing delay a window keeps is on the forward
         path (docs/model.md 7.15). Not in the paper.
+    hold_gain : float
+        0 (the paper's scheduler): send whenever the window allows. Above 0, hold each
+        path's bytes in flight below ``hold_gain x BW_j x min_rtt_j`` (and at least two
+        packets), WAITing otherwise, with ``BW_j`` the path's delivery rate at its largest
+        over ``rate_window_ms`` in place of ``cwnd / srtt`` (docs/model.md 7.16): BBR's
+        in-flight cap (Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM
+        Queue 14(5), 2016: ``cwnd_gain x BtlBw x RTprop``) applied by the scheduler, so
+        that a loss-based window does not fill the bottleneck's queue. Not in the paper.
+    rate_window_ms : float
+        How long a delivery-rate sample counts with ``hold_gain > 0``: the largest sample
+        seen at a decision in the current half window and the one before it (200 ms).
     """
 
     name = "dams"
@@ -521,6 +592,8 @@ class DAMSC(_Planner):
         As in :class:`DAMS` (0.1).
     forward_queue : bool
         As in :class:`DAMS` (false).
+    hold_gain, rate_window_ms : float
+        As in :class:`DAMS` (0: no hold; 200 ms).
     """
 
     name = "dams-c"
@@ -557,6 +630,8 @@ class DAMSRobust(_Planner):
         As in :class:`DAMS` (0.1).
     forward_queue : bool
         As in :class:`DAMS` (false).
+    hold_gain, rate_window_ms : float
+        As in :class:`DAMS` (0: no hold; 200 ms).
     """
 
     name = "dams-robust"
@@ -564,10 +639,11 @@ class DAMSRobust(_Planner):
     paper = "DAMS [dams] Sec. III-D, eq. (2): DAMS-Robust"
     deadline_aware = True
 
-    def __init__(self, alpha: float = 1.0, change_threshold: float = 0.1, forward_queue: bool = False) -> None:
+    def __init__(self, alpha: float = 1.0, change_threshold: float = 0.1, forward_queue: bool = False,
+                 hold_gain: float = 0.0, rate_window_ms: float = 200.0) -> None:
         value = float(alpha)
         if not (math.isfinite(value) and value >= 0.0):
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         self.alpha = value
         self._alpha = value
-        super().__init__(change_threshold, forward_queue)
+        super().__init__(change_threshold, forward_queue, hold_gain, rate_window_ms)

@@ -26,17 +26,18 @@ COMPARED_VIEWS = ("completion_ns", "first_send_ns", "cancel_ns", "bytes_sent", "
                   "srtt_ns", "cwnd_bytes", "redundant_packets")
 
 _THRESHOLD = st.floats(0.0, 2.0)
+_HOLD = {"hold_gain": st.one_of(st.just(0.0), st.floats(0.25, 4.0)), "rate_window_ms": st.floats(0.001, 2000.0)}
 # Where a parameter's whole range (declared by the twin in C, the same the constructor
 # accepts: test_declared_ranges_are_the_constructors) has an uninteresting tail, the
 # values that change decisions; every other parameter is drawn from its whole range.
 NARROWED: dict[str, dict[str, st.SearchStrategy]] = {
     "blest": {"lambda_scale": st.floats(0.01, 10.0)},
-    "dams": {"change_threshold": _THRESHOLD},
-    "dams-c": {"change_threshold": _THRESHOLD},
-    "dams-robust": {"alpha": st.floats(0.0, 4.0), "change_threshold": _THRESHOLD},
+    "dams": {"change_threshold": _THRESHOLD, **_HOLD},
+    "dams-c": {"change_threshold": _THRESHOLD, **_HOLD},
+    "dams-robust": {"alpha": st.floats(0.0, 4.0), "change_threshold": _THRESHOLD, **_HOLD},
     "daps": {"rtt_tolerance": st.floats(0.0, 0.99),
              "cwnd_growth_packets": st.one_of(st.floats(0.0, 8.0), st.just(1e6))},
-    "dems": {"change_threshold": _THRESHOLD},
+    "dems": {"change_threshold": _THRESHOLD, **_HOLD},
     "dtp": {"priority_weight": st.floats(0.0, 1.0)},
     "ecf": {"beta": st.floats(0.0, 1.0), "rate_thresholds": st.booleans()},
     "sa-ecf": {"quantum_bytes": st.integers(1, 20_000)},

@@ -18,6 +18,11 @@ typedef struct {
     int64_t planned_head;
     double rate0[MPS_MAX_PATHS];
     double owd0[MPS_MAX_PATHS];
+    /* hold_gain > 0: each path's largest delivery rate seen at a decision, per bucket of
+     * half the rate window (the current bucket and the one before it) */
+    int64_t rate_bucket[MPS_MAX_PATHS];
+    int64_t rate_bucket_max[MPS_MAX_PATHS];
+    int64_t rate_prev_max[MPS_MAX_PATHS];
 } dams_head;
 
 typedef struct {
@@ -37,10 +42,13 @@ typedef struct {
     double alpha;        /* eq. (2) safeguard (DAMS-Robust), 0 otherwise */
     double threshold;    /* relative change that counts as a network change */
     int forward_queue;   /* one-way delay srtt - min_rtt / 2: the window's queue is on the forward path */
+    double hold_gain;    /* > 0: the rate is the windowed delivery rate, in flight capped at gain x rate x min_rtt */
+    int64_t half_window_ns;
 } dams_mode;
 
 #define DAMS_NO_EXPIRY INT64_MAX
 #define DAMS_BITS_PER_BYTE_NS 8e9
+#define DAMS_NO_BUCKET (-2)
 
 static size_t dams_state_bytes(const mps_sim *s) {
     const size_t n = (size_t)s->n_blocks, P = (size_t)s->n_paths;
@@ -71,6 +79,7 @@ static void dams_reset(mps_sim *s, mps_policy *pol) {
     dams_state v = dams_view(s, pol);
     v.h->planned_expiry = DAMS_NO_EXPIRY;
     v.h->planned_head = -1;
+    for (int i = 0; i < MPS_MAX_PATHS; i++) v.h->rate_bucket[i] = DAMS_NO_BUCKET;
 }
 
 static inline int64_t remaining_bytes(const mps_block *k) {
@@ -194,12 +203,45 @@ static void split_block(int64_t rem, double *free_at, const double *q, const dou
 
 /* Rates, one-way delays (srtt + alpha * rttvar) / 2 and their order; with forward_queue
  * srtt is replaced by 2 srtt - min_rtt (docs/model.md 7.15). */
-static void read_paths(const mps_sim *s, const dams_mode *m, double *rate, double *owd, double *q, int *owd_order) {
+/* With hold_gain > 0, each path's rate is the largest delivery rate seen at a decision
+ * over the last one to two half windows (cwnd / srtt until there is one): the bucket of
+ * now / half_window_ns and the bucket just before it. */
+static void update_rate_windows(const mps_sim *s, dams_head *h, const dams_mode *m) {
+    const int64_t k = s->now / m->half_window_ns;
+    for (int i = 0; i < s->n_paths; i++) {
+        if (k != h->rate_bucket[i]) {
+            h->rate_prev_max[i] = k == h->rate_bucket[i] + 1 ? h->rate_bucket_max[i] : 0;
+            h->rate_bucket[i] = k;
+            h->rate_bucket_max[i] = 0;
+        }
+        const int64_t sample = s->paths[i].delivery_rate_bps;
+        if (sample > h->rate_bucket_max[i]) h->rate_bucket_max[i] = sample;
+    }
+}
+
+static double windowed_rate(const mps_sim *s, const dams_head *h, int i) {
+    const int64_t best = h->rate_bucket_max[i] > h->rate_prev_max[i] ? h->rate_bucket_max[i] : h->rate_prev_max[i];
+    return best > 0 ? (double)best : s->paths[i].rate_bps;
+}
+
+/* The hold: path j waits while its bytes in flight reach the larger of two packets and
+ * hold_gain x its rate x its min_rtt. */
+static int32_t hold(const mps_sim *s, const dams_mode *m, const double *rate, int j, int32_t b) {
+    if (b == MPS_WAIT || m->hold_gain <= 0.0) return b;
+    const mps_path *p = &s->paths[j];
+    const double cap = m->hold_gain * rate[j] * (double)p->min_rtt_ns / DAMS_BITS_PER_BYTE_NS;
+    if (p->inflight_bytes >= 2 * (int64_t)s->mss && (double)p->inflight_bytes >= cap) return MPS_WAIT;
+    return b;
+}
+
+static void read_paths(const mps_sim *s, const dams_state *v, const dams_mode *m, double *rate, double *owd,
+                       double *q, int *owd_order) {
     const int P = s->n_paths;
+    if (m->hold_gain > 0.0) update_rate_windows(s, v->h, m);
     for (int i = 0; i < P; i++) {
         const mps_path *p = &s->paths[i];
         const int64_t srtt = m->forward_queue ? 2 * p->srtt_ns - p->min_rtt_ns : p->srtt_ns;
-        rate[i] = p->rate_bps;
+        rate[i] = m->hold_gain > 0.0 ? windowed_rate(s, v->h, i) : p->rate_bps;
         owd[i] = ((double)srtt + m->alpha * (double)p->rttvar_ns) * 0.5;
         q[i] = rate[i] / DAMS_BITS_PER_BYTE_NS;
         owd_order[i] = i;
@@ -347,7 +389,7 @@ static int32_t decide_edf(mps_sim *s, mps_policy *pol, int j, const dams_mode *m
     const int64_t now = s->now;
     double rate[MPS_MAX_PATHS], owd[MPS_MAX_PATHS], q[MPS_MAX_PATHS];
     int owd_order[MPS_MAX_PATHS];
-    read_paths(s, m, rate, owd, q, owd_order);
+    read_paths(s, &v, m, rate, owd, q, owd_order);
     int64_t min_rttvar = s->paths[0].rttvar_ns;
     for (int i = 1; i < P; i++)
         if (s->paths[i].rttvar_ns < min_rttvar) min_rttvar = s->paths[i].rttvar_ns;
@@ -385,10 +427,10 @@ static int32_t decide_edf(mps_sim *s, mps_policy *pol, int j, const dams_mode *m
     for (int t = 0; t < n; t++) {
         const int32_t b = v.pending[t];
         if (!mps_block_sendable(s, b) || !may_send(s, &v, b, j)) continue;
-        if (v.status[b] == DAMS_PRESERVED) return b;
+        if (v.status[b] == DAMS_PRESERVED) return hold(s, m, rate, j, b);
         if (first_delayed == MPS_WAIT) first_delayed = b;
     }
-    return first_delayed;
+    return hold(s, m, rate, j, first_delayed);
 }
 
 static int32_t decide_fifo(mps_sim *s, mps_policy *pol, int j, const dams_mode *m) {
@@ -396,7 +438,7 @@ static int32_t decide_fifo(mps_sim *s, mps_policy *pol, int j, const dams_mode *
     const int P = s->n_paths;
     double rate[MPS_MAX_PATHS], owd[MPS_MAX_PATHS], q[MPS_MAX_PATHS];
     int owd_order[MPS_MAX_PATHS];
-    read_paths(s, m, rate, owd, q, owd_order);
+    read_paths(s, &v, m, rate, owd, q, owd_order);
     int32_t head = -1;
     for (int32_t w = mps_todo_floor(s); w <= s->hi_word && head < 0; w++) {
         const uint64_t x = s->todo_set.bits[w];
@@ -416,33 +458,46 @@ static int32_t decide_fifo(mps_sim *s, mps_policy *pol, int j, const dams_mode *
             v.h->owd0[i] = owd[i];
         }
     }
-    if (may_send(s, &v, head, j) && mps_block_sendable(s, head)) return head;
+    if (may_send(s, &v, head, j) && mps_block_sendable(s, head)) return hold(s, m, rate, j, head);
     return MPS_WAIT;
 }
 
+/* The hold's parameters, after the family's own: hold_gain, rate_window_ms. */
+static void read_hold(const mps_policy *pol, int at, dams_mode *m) {
+    m->hold_gain = pol->param[at];
+    const int64_t half = (int64_t)(pol->param[at + 1] * 500000.0);
+    m->half_window_ns = half > 0 ? half : 1;
+}
+
 static int32_t dems_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {0, 1, 0.0, pol->param[0], pol->param[1] != 0.0};
+    dams_mode m = {0, 1, 0.0, pol->param[0], pol->param[1] != 0.0, 0.0, 1};
+    read_hold(pol, 2, &m);
     return decide_fifo(s, pol, j, &m);
 }
 
 static int32_t dams_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {1, 0, 0.0, pol->param[0], pol->param[1] != 0.0};
+    dams_mode m = {1, 0, 0.0, pol->param[0], pol->param[1] != 0.0, 0.0, 1};
+    read_hold(pol, 2, &m);
     return decide_edf(s, pol, j, &m);
 }
 
 static int32_t dams_c_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {1, 1, 0.0, pol->param[0], pol->param[1] != 0.0};
+    dams_mode m = {1, 1, 0.0, pol->param[0], pol->param[1] != 0.0, 0.0, 1};
+    read_hold(pol, 2, &m);
     return decide_edf(s, pol, j, &m);
 }
 
 static int32_t dams_robust_decide(mps_sim *s, mps_policy *pol, int j) {
-    const dams_mode m = {1, 0, pol->param[0], pol->param[1], pol->param[2] != 0.0};
+    dams_mode m = {1, 0, pol->param[0], pol->param[1], pol->param[2] != 0.0, 0.0, 1};
+    read_hold(pol, 3, &m);
     return decide_edf(s, pol, j, &m);
 }
 
-static const mps_param_def dams_params[] = {{"change_threshold", 0.0, DBL_MAX}, {"forward_queue", 0.0, 1.0}};
+#define DAMS_HOLD_PARAMS {"hold_gain", 0.0, 1e6}, {"rate_window_ms", 1e-3, 3.6e6}
+static const mps_param_def dams_params[] = {
+    {"change_threshold", 0.0, DBL_MAX}, {"forward_queue", 0.0, 1.0}, DAMS_HOLD_PARAMS};
 static const mps_param_def dams_robust_params[] = {
-    {"alpha", 0.0, DBL_MAX}, {"change_threshold", 0.0, DBL_MAX}, {"forward_queue", 0.0, 1.0}};
+    {"alpha", 0.0, DBL_MAX}, {"change_threshold", 0.0, DBL_MAX}, {"forward_queue", 0.0, 1.0}, DAMS_HOLD_PARAMS};
 const mps_policy_def mps_policy_dems = {"dems", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dems_decide};
 const mps_policy_def mps_policy_dams = {"dams", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dams_decide};
 const mps_policy_def mps_policy_dams_c = {"dams-c", MPS_PARAMS(dams_params), dams_state_bytes, dams_reset, dams_c_decide};
