@@ -33,7 +33,7 @@ def test_built_in_suites_load_and_expand() -> None:
         "daps-paper": (6 + 3 + 2 * 6) * 2 * 3,  # and the ideal-cc and cubic variants of table-ii
         "rtx-paper": (1 + 5) * 4 * 4 * 6 * 5,  # the groups and five sensitivity variants of each
         "srpt-ecf-paper": (1 + 3) * 4 * 10,  # and three sensitivity variants
-        "leaderboard": 13 * (len(registry.ids("baseline")) + 2) * 10,
+        "leaderboard": 13 * (len(registry.ids("baseline")) + 3) * 10,  # and the held DAMS-C
     }
     for name, count in expected.items():
         episodes = load_suite(name).episodes()
@@ -57,7 +57,8 @@ def test_leaderboard_runs_every_baseline_the_optimum_and_the_agent_on_video_web_
     suite = load_suite("leaderboard")
     assert [g.name for g in suite.groups] == ["video", "web", "bulk", "dynamics"]
     for g in suite.groups:
-        assert [p.label for p in g.policies] == registry.ids("baseline") + ["optimum", "agent:default"]
+        assert [p.label for p in g.policies] == registry.ids("baseline") + ["dams-c(hold_gain=1.5)", "optimum",
+                                                                          "agent:default"]
     traced = [c for g in suite.groups for c in g.cases
               if any(p.bandwidth and p.bandwidth["type"] == "trace" for p in c.scenario.paths)]
     assert {c.name for c in traced} >= {"video-avc-cellular", "web-wifi-lte", "bulk-wifi-lte-olia"}
