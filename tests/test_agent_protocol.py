@@ -141,7 +141,17 @@ def test_three_seeds_train_and_evaluate_into_a_report(tmp_path: Path, capsys: py
 
 def test_a_two_path_model_has_no_score_on_three_paths(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     suite = protocol_suite(tmp_path)
-    assert main(["evaluate", "--model", "default", "--suite", str(suite), "--baselines", "dams",
+    raw = yaml.safe_load(suite.read_text())
+    raw["groups"] = raw["groups"][:3]
+    raw["split"]["test"] = ["test-two"]
+    two_paths = tmp_path / "two-paths.yaml"
+    two_paths.write_text(yaml.safe_dump(raw))
+    model = tmp_path / "two-path-model"
+    assert main(["train", "--algo", "bc", "--suite", str(two_paths), "--timesteps", "200", "--out", str(model),
+                 "--no-progress"] + [f"--hp={h}" for h in ("bc_epochs=1", "eval_episodes=1")]) == 0
+    assert read_meta(model)["max_paths"] == 2
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(model), "--suite", str(suite), "--baselines", "dams",
                  "--report", str(tmp_path / "r"), "--no-progress"]) == 0
     captured = capsys.readouterr()
     assert "no episodes of the model on test-three-short: more paths than the 2 it observes" in captured.err
