@@ -201,8 +201,6 @@ static void split_block(int64_t rem, double *free_at, const double *q, const dou
     a[first] += rem - assigned;
 }
 
-/* Rates, one-way delays (srtt + alpha * rttvar) / 2 and their order; with forward_queue
- * srtt is replaced by 2 srtt - min_rtt (docs/model.md 7.15). */
 /* With hold_gain > 0, each path's rate is the largest delivery rate seen at a decision
  * over the last one to two half windows (cwnd / srtt until there is one): the bucket of
  * now / half_window_ns and the bucket just before it. */
@@ -234,6 +232,9 @@ static int32_t hold(const mps_sim *s, const dams_mode *m, const double *rate, in
     return b;
 }
 
+/* Rates (the windowed delivery rate with hold_gain > 0, docs/model.md 7.16), one-way delays
+ * (srtt + alpha * rttvar) / 2 and their order; with forward_queue srtt is replaced by
+ * 2 srtt - min_rtt (docs/model.md 7.15). */
 static void read_paths(const mps_sim *s, const dams_state *v, const dams_mode *m, double *rate, double *owd,
                        double *q, int *owd_order) {
     const int P = s->n_paths;
