@@ -202,9 +202,7 @@ def _check_threshold(change_threshold: float) -> float:
 
 
 def _check_range(name: str, value: float, low: float, high: float) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
-    number = float(value)
+    number = math.nan if isinstance(value, bool) else float(value)
     if not (math.isfinite(number) and low <= number <= high):
         raise ValueError(f"{name} must be a number in [{low:g}, {high:g}], got {value!r}")
     return number
