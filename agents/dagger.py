@@ -37,6 +37,7 @@ from ..envs.pool import EpisodePool
 from ..envs.scenario import Scenario
 from .experts import Demonstrations, EpisodeRecorder, collect
 from .model import greedy_actions
+from .vec_env import DEFAULT_MASK_RULES, MaskRules
 
 __all__ = ["make_teacher", "mixture_demonstrations"]
 
@@ -50,13 +51,13 @@ def make_teacher(name: str, params: Mapping[str, Any] | None = None) -> Any:
 
 
 def _episode(model: Any, algo: str, teacher: Any, scenario: Scenario, seed: int, num_slots: int, max_paths: int,
-             mask_expired: bool, beta: float, rng: np.random.Generator, step_budget: int) -> Demonstrations:
+             rules: MaskRules, beta: float, rng: np.random.Generator, step_budget: int) -> Demonstrations:
     episode = build_episode(scenario, seed)
     sim = episode.make_sim()
     paths = tuple(p.name for p in scenario.paths)
     view = Observation(sim, paths)
     teacher.reset(view)
-    recorder = EpisodeRecorder(sim, num_slots, max_paths, mask_expired)
+    recorder = EpisodeRecorder(sim, num_slots, max_paths, rules)
     while sim.next_decision() >= 0 and len(recorder.actions) < step_budget:
         recorder.observe()
         teacher_acts = beta >= 1.0 or rng.random() < beta
@@ -72,7 +73,7 @@ def _episode(model: Any, algo: str, teacher: Any, scenario: Scenario, seed: int,
 
 
 def mixture_demonstrations(model: Any, algo: str, teacher: Any, pool: EpisodePool, steps: int, num_slots: int,
-                           max_paths: int, beta: float, seed: int = 0, mask_expired: bool = True,
+                           max_paths: int, beta: float, seed: int = 0, rules: MaskRules = DEFAULT_MASK_RULES,
                            progress: Callable[[int], None] | None = None) -> Demonstrations:
     """At least ``steps`` teacher-labelled decisions on episodes run by the mixture.
 
@@ -90,7 +91,7 @@ def mixture_demonstrations(model: Any, algo: str, teacher: Any, pool: EpisodePoo
         The observation's K and Pmax.
     beta : float
         Probability that the teacher's block is sent at a decision, in [0, 1].
-    mask_expired : bool
+    rules : MaskRules
         Record the masks as :class:`~mpsched.agents.vec_env.NativeVecEnv` gives them.
     progress : callable, optional
         Called with the labels each episode recorded.
@@ -106,5 +107,5 @@ def mixture_demonstrations(model: Any, algo: str, teacher: Any, pool: EpisodePoo
     rng = np.random.default_rng(seed)
     return collect(pool, steps, rng, progress,
                    lambda scenario, episode_seed, budget: _episode(model, algo, teacher, scenario, episode_seed,
-                                                                   num_slots, max_paths, mask_expired, beta, rng,
+                                                                   num_slots, max_paths, rules, beta, rng,
                                                                    budget))

@@ -31,7 +31,7 @@ from ..envs.episode import build_episode
 from ..envs.policy import WAIT, Observation
 from ..envs.pool import EpisodePool
 from ..envs.scenario import Scenario
-from .vec_env import refine_masks
+from .vec_env import DEFAULT_MASK_RULES, MaskRules, refine_masks
 
 __all__ = ["EXPERTS", "Demonstrations", "EpisodeRecorder", "collect", "demonstrations", "expert_policy"]
 
@@ -78,8 +78,8 @@ class EpisodeRecorder:
     the observation, the mask (refined as :class:`~mpsched.agents.vec_env.NativeVecEnv`
     refines it) and the slot that shows a chosen block."""
 
-    def __init__(self, sim: _core.Sim, num_slots: int, max_paths: int, mask_expired: bool) -> None:
-        self.sim, self.num_slots, self.max_paths, self.mask_expired = sim, num_slots, max_paths, mask_expired
+    def __init__(self, sim: _core.Sim, num_slots: int, max_paths: int, rules: MaskRules) -> None:
+        self.sim, self.num_slots, self.max_paths, self.rules = sim, num_slots, max_paths, rules
         self.dim = _core.obs_dim(num_slots, max_paths)
         self.obs = np.zeros(self.dim, np.float32)
         self.slots = np.full(num_slots, -1, np.int32)
@@ -92,9 +92,7 @@ class EpisodeRecorder:
     def observe(self) -> None:
         """Write the pending decision's observation and mask."""
         self.sim.bind_obs(self.num_slots, self.max_paths, True, self.obs, self._mask_buf, self.slots)
-        self.mask = self._mask_buf.copy()
-        if self.mask_expired:
-            refine_masks(self.mask, self.obs, self.num_slots, self.max_paths)
+        self.mask = refine_masks(self._mask_buf.copy(), self.obs, self.num_slots, self.max_paths, self.rules)
 
     def record(self, block: int) -> None:
         """Record ``block`` as the action of the current observation (its slot, K for
@@ -119,13 +117,13 @@ class EpisodeRecorder:
 
 
 def _episode(expert: str, scenario: Scenario, seed: int, num_slots: int, max_paths: int,
-             mask_expired: bool, step_budget: int) -> Demonstrations:
+             rules: MaskRules, step_budget: int) -> Demonstrations:
     policy, played = expert_policy(expert, scenario, seed)
     episode = build_episode(played, seed)
     sim = episode.make_sim()
     view = Observation(sim, tuple(p.name for p in played.paths))
     policy.reset(view)
-    recorder = EpisodeRecorder(sim, num_slots, max_paths, mask_expired)
+    recorder = EpisodeRecorder(sim, num_slots, max_paths, rules)
     while sim.next_decision() >= 0 and len(recorder.actions) < step_budget:
         recorder.observe()
         block = policy.decide(view)
@@ -135,7 +133,8 @@ def _episode(expert: str, scenario: Scenario, seed: int, num_slots: int, max_pat
 
 
 def demonstrations(expert: str, pool: EpisodePool, steps: int, num_slots: int, max_paths: int, seed: int = 0,
-                   mask_expired: bool = True, progress: Callable[[int], None] | None = None) -> Demonstrations:
+                   rules: MaskRules = DEFAULT_MASK_RULES,
+                   progress: Callable[[int], None] | None = None) -> Demonstrations:
     """At least ``steps`` decisions of an expert on episodes drawn from a pool (the last
     episode is cut at the budget).
 
@@ -151,7 +150,7 @@ def demonstrations(expert: str, pool: EpisodePool, steps: int, num_slots: int, m
         The observation's K and Pmax.
     seed : int
         Seed of the draws from the pool.
-    mask_expired : bool
+    rules : MaskRules
         Record the masks as :class:`~mpsched.agents.vec_env.NativeVecEnv` gives them.
     progress : callable, optional
         Called with the number of decisions recorded by each episode.
@@ -160,7 +159,7 @@ def demonstrations(expert: str, pool: EpisodePool, steps: int, num_slots: int, m
         raise ValueError(f"expert: got {expert!r}; expected one of {', '.join(EXPERTS)}")
     return collect(pool, steps, np.random.default_rng(seed), progress,
                    lambda scenario, episode_seed, budget: _episode(expert, scenario, episode_seed, num_slots,
-                                                                   max_paths, mask_expired, budget))
+                                                                   max_paths, rules, budget))
 
 
 def collect(pool: EpisodePool, steps: int, rng: np.random.Generator, progress: Callable[[int], None] | None,

@@ -35,7 +35,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..envs.env import PATH_FEATURES, SLOT_FEATURES
-from .slot_numpy import SlotWeights, actor_critic, slot_weights
+from .slot_numpy import TIME_CLIP_S, SlotWeights, actor_critic, slot_weights, squashed_columns
 
 __all__ = ["FlatExtractor", "SlotSetExtractor", "SlotPolicy", "MaskedCategorical", "EXTRACTORS", "slot_dims"]
 
@@ -46,7 +46,7 @@ _MIN_STD = 1e-3
 
 
 def slot_dims(obs_dim: int, num_slots: int) -> int:
-    """Pmax from the observation length: ``K (6 + Pmax) + 9 Pmax = obs_dim``."""
+    """Pmax from the observation length: ``K (6 + Pmax) + (path features + 1) Pmax = obs_dim``."""
     max_paths, rest = divmod(obs_dim - _SLOT_BASE * num_slots, num_slots + _PATH_FEATURES + 1)
     if rest or max_paths < 1:
         raise ValueError(f"an observation of length {obs_dim} does not hold {num_slots} slots")
@@ -130,7 +130,8 @@ class SlotSetExtractor(BaseFeaturesExtractor):
             nn.Linear(slot_in + 2 * path_dim, embed_dim), nn.ReLU(), nn.Linear(embed_dim, embed_dim), nn.ReLU())
 
     def _parts(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Raw slot features with the derived ones, the slot mask, path features, deciding one-hot."""
+        """Slot features with the derived ones, the slot mask, path features, deciding one-hot;
+        counts log1p-compressed and times clipped (:func:`~mpsched.agents.slot_numpy.squashed_columns`)."""
         K, P, w = self.num_slots, self.max_paths, self.slot_width
         slots = obs[:, : K * w].reshape(-1, K, w)
         paths = obs[:, K * w: K * w + _PATH_FEATURES * P].reshape(-1, P, _PATH_FEATURES)
@@ -143,6 +144,10 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         ahead = torch.cumsum(remaining, dim=1) - remaining
         expired = (slots[..., 2] <= 0) * valid
         features = torch.cat([slots, inflight_here, ahead[..., None], expired[..., None]], -1)
+        counts, times, path_counts = (torch.as_tensor(m) for m in squashed_columns(P))
+        features = torch.where(counts, torch.log1p(features.clamp(min=0.0)), features)
+        features = torch.where(times, features.clamp(-TIME_CLIP_S, TIME_CLIP_S), features)
+        paths = torch.where(path_counts, torch.log1p(paths.clamp(min=0.0)), paths)
         return features, valid, paths, deciding
 
     def fit_normalization(self, observations: np.ndarray) -> None:

@@ -80,5 +80,9 @@ class SlotSetScorer:
         return np.array([self.best(obs, mask) for obs, mask in zip(observations, masks)], dtype=np.int64)
 
     def best(self, observation: np.ndarray, mask: np.ndarray) -> int:
-        """The best-scored allowed action of one observation (lowest index on ties)."""
+        """The best-scored allowed action of one observation (lowest index on ties); the
+        only allowed action without scoring (a path held at its cap, or idle, has one)."""
+        allowed = np.flatnonzero(mask)
+        if len(allowed) == 1:
+            return int(allowed[0])
         return int(np.where(mask, self.scores(observation), -np.inf).argmax())

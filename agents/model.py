@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..envs.env import PATH_FEATURES
 from ..envs.errors import PolicyError
 from ..envs.policy import WAIT, Observation, Policy
 from ..envs.textfiles import exists
 from .features import EXTRACTORS, SlotPolicy
 from .inference import SlotSetScorer
-from .vec_env import refine_masks
+from .vec_env import MaskRules, refine_masks
 
 __all__ = ["ALGOS", "ZOO_DIR", "AgentPolicy", "load", "model_dir", "read_meta", "zoo_names"]
 
@@ -84,6 +85,14 @@ def read_meta(directory: str | Path) -> dict[str, Any]:
             raise PolicyError(f"agent {str(directory)!r}: {path} has no {key!r}")
     if meta["algo"] not in ALGOS:
         raise PolicyError(f"agent {str(directory)!r}: algo {meta['algo']!r} is not one of {', '.join(ALGOS)}")
+    if meta.get("path_features") != list(PATH_FEATURES):
+        seen = ", ".join(meta["path_features"]) if "path_features" in meta else "an earlier layout's (not recorded)"
+        raise PolicyError(f"agent {str(directory)!r}: trained on the path features {seen}; this build observes "
+                          f"{', '.join(PATH_FEATURES)} (envs/core/obs.h): train it again")
+    try:
+        MaskRules.of(meta)
+    except (TypeError, ValueError) as exc:
+        raise PolicyError(f"agent {str(directory)!r}: {path}: {exc}") from None
     return meta
 
 
@@ -199,7 +208,11 @@ def action_scores(model: Any, algo: str, observations: torch.Tensor) -> torch.Te
 
 
 def greedy_actions(model: Any, algo: str, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """The best-scored allowed action of each row (deterministic; lowest index on ties)."""
+    """The best-scored allowed action of each row (deterministic; lowest index on ties).
+    Rows with one allowed action all: that action, without the network."""
+    masks = np.asarray(masks, dtype=np.bool_)
+    if (masks.sum(axis=-1) == 1).all():
+        return masks.argmax(axis=-1)
     with torch.no_grad():
         scores = action_scores(model, algo, torch.as_tensor(observations, dtype=torch.float32))
         scores = scores.masked_fill(~torch.as_tensor(masks, dtype=torch.bool), -torch.inf)
@@ -214,9 +227,11 @@ class AgentPolicy(Policy):
     """A trained model as a scheduler for :func:`mpsched.envs.simulate` and sweeps.
 
     At each decision point it writes the environment's observation of the current state
-    (the vector it was trained on), masks empty slots (and, as in training, expired
-    blocks) and sends a packet of the block in the best-scored slot, or WAITs. It never
-    cancels blocks. Deterministic: the same state gives the same action.
+    (the vector it was trained on), masks as in training (empty slots, a WAIT that would
+    leave the connection idle, and with the model's :class:`~mpsched.agents.vec_env.MaskRules`
+    expired blocks and every send of a path at its cap) and sends a packet of the block in
+    the best-scored slot, or WAITs. It never cancels blocks. Deterministic: the same state
+    gives the same action.
 
     Parameters
     ----------
@@ -235,7 +250,7 @@ class AgentPolicy(Policy):
         self.algo: str = self.meta["algo"]
         self.num_slots: int = int(self.meta["num_slots"])
         self.max_paths: int = int(self.meta["max_paths"])
-        self.mask_expired: bool = bool(self.meta["mask_expired"])
+        self.rules = MaskRules.of(self.meta)
         zip_path = self.directory / MODEL_FILE
         self.network = _load_network(str(zip_path.resolve()), zip_path.stat().st_mtime_ns,
                                      json.dumps(self.meta, sort_keys=True))
@@ -261,9 +276,7 @@ class AgentPolicy(Policy):
         machine extra threads wait on each other (15x slower with 2 threads on 2 loaded
         cores).
         """
-        masks = np.array(masks, dtype=np.bool_)
-        if self.mask_expired:
-            refine_masks(masks, observations, self.num_slots, self.max_paths)
+        masks = refine_masks(np.array(masks, dtype=np.bool_), observations, self.num_slots, self.max_paths, self.rules)
         if self.scorer is not None:
             return self.scorer.greedy(observations, masks)
         threads = torch.get_num_threads()

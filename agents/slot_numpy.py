@@ -24,10 +24,28 @@ from torch import nn
 
 from ..envs.env import PATH_FEATURES, SLOT_FEATURES
 
-__all__ = ["SlotWeights", "slot_weights", "actor_critic"]
+__all__ = ["SlotWeights", "slot_weights", "actor_critic", "squashed_columns"]
 
 _SLOT_BASE = len(SLOT_FEATURES)
 _PATH_FEATURES = len(PATH_FEATURES)
+TIME_CLIP_S = 1.0
+"""The time to a block's deadline is clipped to +-1 s: farther than that, a deadline is
+simply far (a bulk transfer's may be seconds away, the training video's are 200 ms)."""
+
+
+def squashed_columns(max_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Boolean column masks of the slot features (the observation's, then the derived) that
+    are packet counts (log1p-compressed: a video frame is about 12 packets, a bulk block
+    thousands) and that are times (clipped to TIME_CLIP_S), and of the path features that
+    are counts or rates (log1p-compressed)."""
+    width = _SLOT_BASE + max_paths
+    counts = np.zeros(width + 3, np.bool_)
+    counts[[SLOT_FEATURES.index("remaining_packets"), SLOT_FEATURES.index("size_packets")]] = True
+    counts[_SLOT_BASE:width + 2] = True  # in flight on each path, on the deciding one, queued ahead
+    times = np.zeros(width + 3, np.bool_)
+    times[SLOT_FEATURES.index("time_to_deadline_s")] = True
+    path_counts = np.isin(np.array(PATH_FEATURES), ["cwnd_packets", "inflight_packets", "delivery_rate_mbps"])
+    return counts, times, path_counts
 
 
 @dataclass(frozen=True)
@@ -117,6 +135,10 @@ def actor_critic(w: SlotWeights, obs: np.ndarray, critic: bool = False) -> tuple
     ahead = np.cumsum(remaining, axis=-1) - remaining
     expired = (slots[..., 2] <= 0) * valid
     features = np.concatenate([slots, inflight_here[..., None], ahead[..., None], expired[..., None]], -1)
+    counts, times, path_counts = squashed_columns(P)
+    features = np.where(counts, np.log1p(np.maximum(features, 0.0)), features)
+    features = np.where(times, np.clip(features, -TIME_CLIP_S, TIME_CLIP_S), features)
+    paths = np.where(path_counts, np.log1p(np.maximum(paths, 0.0)), paths)
 
     present = paths[..., :1]
     path_w, path_b = w.path

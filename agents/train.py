@@ -27,6 +27,7 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
+from ..envs.env import PATH_FEATURES
 from ..envs.episode import build_episode
 from ..envs.errors import MpschedError
 from ..envs.pool import EpisodePool
@@ -34,7 +35,7 @@ from .dagger import make_teacher, mixture_demonstrations
 from .experts import EXPERTS, Demonstrations, demonstrations
 from .features import EXTRACTORS, FlatExtractor, SlotSetExtractor
 from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, policy_setup, sb3_class
-from .vec_env import NativeVecEnv
+from .vec_env import MaskRules, NativeVecEnv
 
 __all__ = ["HYPERPARAMS_DIR", "TrainingError", "TrainResult", "behaviour_clone", "evaluate_batched",
            "load_hyperparams", "train"]
@@ -42,7 +43,7 @@ __all__ = ["HYPERPARAMS_DIR", "TrainingError", "TrainResult", "behaviour_clone",
 HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
 
 _RUN_KEYS = ("n_timesteps", "eval_freq", "eval_episodes", "checkpoint_freq", "torch_threads")
-_ENV_KEYS = ("n_envs", "num_slots", "extractor", "mask_expired", "normalize_reward")
+_ENV_KEYS = ("n_envs", "num_slots", "extractor", "mask_expired", "hold_gain", "normalize_reward")
 _BC_KEYS = ("expert_steps", "bc_epochs", "bc_batch_size", "bc_learning_rate", "finetune")
 _DAGGER_KEYS = ("teacher", "teacher_params", "dagger_iterations", "beta_decay")
 IMITATION_ALGOS = ("bc", "dagger")
@@ -227,7 +228,7 @@ def evaluation_pool(pool: EpisodePool, episodes: int) -> EpisodePool:
 
 
 def evaluate_batched(model: Any, algo: str, pool: EpisodePool, num_slots: int, max_paths: int,
-                     mask_expired: bool) -> dict[str, float]:
+                     rules: MaskRules) -> dict[str, float]:
     """Weighted on-time rate of the greedy policy on every episode of a pool, all stepped
     together (one native call and one network call per step).
 
@@ -237,7 +238,7 @@ def evaluate_batched(model: Any, algo: str, pool: EpisodePool, num_slots: int, m
         ``weighted_on_time_rate`` (mean over episodes) and ``episodes``.
     """
     episodes = pool.episodes
-    env = NativeVecEnv(pool, len(episodes), num_slots, max_paths, mask_expired=mask_expired, sequential=True)
+    env = NativeVecEnv(pool, len(episodes), num_slots, max_paths, rules=rules, sequential=True)
     totals = np.array([float(np.sum(build_episode(sc, s).blocks.weight)) for sc, s in episodes])
     obs = env.reset()
     returns = np.zeros(len(episodes))
@@ -282,16 +283,16 @@ class ProgressBar(BaseCallback):
 class HeldOutEvaluation(BaseCallback):
     """Evaluate on held-out episodes every ``freq`` steps; log and keep the scores."""
 
-    def __init__(self, pool: EpisodePool, algo: str, num_slots: int, max_paths: int, mask_expired: bool,
+    def __init__(self, pool: EpisodePool, algo: str, num_slots: int, max_paths: int, rules: MaskRules,
                  freq: int, log: Callable[[str], None]) -> None:
         super().__init__()
         self.pool, self.algo, self.num_slots, self.max_paths = pool, algo, num_slots, max_paths
-        self.mask_expired, self.freq, self.log = mask_expired, max(1, int(freq)), log
+        self.rules, self.freq, self.log = rules, max(1, int(freq)), log
         self.history: list[dict[str, float]] = []
         self._last = 0
 
     def evaluate(self) -> dict[str, float]:
-        score = evaluate_batched(self.model, self.algo, self.pool, self.num_slots, self.max_paths, self.mask_expired)
+        score = evaluate_batched(self.model, self.algo, self.pool, self.num_slots, self.max_paths, self.rules)
         score["timesteps"] = float(self.model.num_timesteps)
         self.history.append(score)
         if self.model.num_timesteps > 0:  # SB3 sets its logger up when learning starts
@@ -352,7 +353,7 @@ def latest_checkpoint(folder: Path) -> Path | None:
 
 def _make_env(pool: EpisodePool, hp: Mapping[str, Any], seed: int, max_paths: int) -> VecEnv:
     env: VecEnv = NativeVecEnv(pool, int(hp.get("n_envs", 16)), int(hp["num_slots"]), max_paths, seed=seed,
-                               mask_expired=bool(hp["mask_expired"]))
+                               rules=MaskRules.of(hp))
     env = VecMonitor(env)
     if hp.get("normalize_reward", False):
         env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=float(hp.get("gamma", 0.99)))
@@ -433,7 +434,10 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     test_pool = evaluation_pool(test_pool, int(hp.get("eval_episodes", 6)))
     K = int(hp["num_slots"])
     P = max(train_pool.max_paths, test_pool.max_paths, int(max_paths or 0))
-    mask_expired = bool(hp["mask_expired"])
+    try:
+        rules = MaskRules.of(hp)
+    except ValueError as exc:
+        raise TrainingError(str(exc)) from None
     env = _make_env(train_pool, hp, seed, P)
     cls = sb3_class(algo)
     started = time.perf_counter()
@@ -464,12 +468,12 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
             steps = int(hp["expert_steps"])
             log(f"expert {from_expert}: recording {steps} decisions on the train split")
             bar = _bar(steps, "expert", progress)
-            demos = demonstrations(from_expert, train_pool, steps, K, P, seed=seed, mask_expired=mask_expired,
+            demos = demonstrations(from_expert, train_pool, steps, K, P, seed=seed, rules=rules,
                                    progress=bar.update)
             bar.close()
             len_demos = len(demos)
         if algo == "dagger":
-            imitation, len_demos = _dagger(model, hp, train_pool, test_pool, total, K, P, mask_expired, seed, log,
+            imitation, len_demos = _dagger(model, hp, train_pool, test_pool, total, K, P, rules, seed, log,
                                            progress)
         else:
             fit_normalization(model, demos.observations if demos is not None else
@@ -485,7 +489,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
             _apply_finetune(model, hp.get("finetune", {}) or {})
         (out / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
         (out / CHECKPOINTS / "imitation.json").write_text(json.dumps(imitation))
-    evaluation = HeldOutEvaluation(test_pool, algo, K, P, mask_expired, int(hp.get("eval_freq", 50000)), log)
+    evaluation = HeldOutEvaluation(test_pool, algo, K, P, rules, int(hp.get("eval_freq", 50000)), log)
     remaining = 0 if algo in IMITATION_ALGOS else max(0, total - int(model.num_timesteps))
     if remaining > 0:
         callbacks: list[BaseCallback] = [evaluation,
@@ -508,7 +512,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
 
 
 def _dagger(model: Any, hp: Mapping[str, Any], train_pool: EpisodePool, test_pool: EpisodePool, total: int,
-            num_slots: int, max_paths: int, mask_expired: bool, seed: int, log: Callable[[str], None],
+            num_slots: int, max_paths: int, rules: MaskRules, seed: int, log: Callable[[str], None],
             progress: bool) -> tuple[dict[str, Any], int]:
     """DAgger (:mod:`mpsched.agents.dagger`): ``dagger_iterations`` rounds of ``total /
     iterations`` labelled decisions each, the first by the teacher alone; the network is
@@ -533,7 +537,7 @@ def _dagger(model: Any, hp: Mapping[str, Any], train_pool: EpisodePool, test_poo
             f"{teacher_name}")
         bar = _bar(per_round, "label", progress)
         part = mixture_demonstrations(model, "dagger", teacher, train_pool, per_round, num_slots, max_paths, beta,
-                                      seed=seed + i, mask_expired=mask_expired, progress=bar.update)
+                                      seed=seed + i, rules=rules, progress=bar.update)
         bar.close()
         parts.append(part)
         if i == 0:
@@ -541,7 +545,7 @@ def _dagger(model: Any, hp: Mapping[str, Any], train_pool: EpisodePool, test_poo
         aggregate = Demonstrations.concatenate(parts)
         result = behaviour_clone(model, "dagger", aggregate, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
                                  float(hp["bc_learning_rate"]), seed + i, log)
-        score = evaluate_batched(model, "dagger", test_pool, num_slots, max_paths, mask_expired)
+        score = evaluate_batched(model, "dagger", test_pool, num_slots, max_paths, rules)
         rounds.append({"round": i + 1, "beta": beta, "labels": len(part), "aggregate": len(aggregate),
                        "mixture_weighted_on_time_rate": float(np.mean(part.weighted_on_time))
                        if part.weighted_on_time else float("nan"),
@@ -590,6 +594,8 @@ def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, f
         "num_slots": int(hp["num_slots"]),
         "max_paths": int(max_paths),
         "mask_expired": bool(hp["mask_expired"]),
+        "hold_gain": MaskRules.of(hp).hold_gain,
+        "path_features": list(PATH_FEATURES),
         "extractor": hp.get("extractor", "set"),
         "suite": suite,
         "from_expert": from_expert,

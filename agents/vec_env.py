@@ -6,37 +6,100 @@
 environment per copy. Each copy draws its episodes, in turn, from a pool of
 ``(scenario, seed)`` pairs (:class:`~mpsched.envs.pool.EpisodePool`).
 
-Action masks: the environment's (slots holding a block, and WAIT), less, with
-``mask_expired``, the slots whose block is past its deadline: a packet of such a block
-can no longer count (docs/model.md, section 4), so a learned scheduler never needs it.
+Action masks (:func:`refine_masks`): the environment's (slots holding a block, and WAIT),
+less WAIT where it would leave the whole connection idle with a block to send, and with
+the model's :class:`MaskRules` less the slots whose block is past its deadline (a packet
+of such a block can no longer count, docs/model.md section 4, so a learned scheduler
+never needs it) and every send while the deciding path's flight is at its cap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from ..envs.env import SLOT_FEATURES, MultipathDeadlineEnv
+from ..envs.env import PATH_FEATURES, SLOT_FEATURES, MultipathDeadlineEnv
 from ..envs.episode import build_episode
 from ..envs.pool import EpisodePool
 from ..envs.scenario import Scenario
 from ..envs.vector import MultipathDeadlineVectorEnv
 
-__all__ = ["NativeVecEnv", "PoolEnv", "make_pool_env", "refine_masks"]
+__all__ = ["DEFAULT_MASK_RULES", "MaskRules", "NativeVecEnv", "PoolEnv", "make_pool_env", "refine_masks"]
 
 _SLOT_BASE = len(SLOT_FEATURES)
 _TIME_TO_DEADLINE = SLOT_FEATURES.index("time_to_deadline_s")
+_PATH_WIDTH = len(PATH_FEATURES)
+_INFLIGHT = PATH_FEATURES.index("inflight_packets")
+_CAN_SEND = PATH_FEATURES.index("can_send")
+_FLIGHT_BDP = PATH_FEATURES.index("flight_bdp")
 
 
-def refine_masks(masks: np.ndarray, observations: np.ndarray, num_slots: int, max_paths: int) -> np.ndarray:
-    """The environment's masks less the slots whose block is past its deadline (in place)."""
-    width = _SLOT_BASE + max_paths
-    ttd = observations[..., _TIME_TO_DEADLINE: num_slots * width: width]
-    masks[..., :num_slots] &= ttd > 0
+@dataclass(frozen=True)
+class MaskRules:
+    """What an agent's masks refuse beyond the environment's (:func:`refine_masks`).
+
+    Attributes
+    ----------
+    expired : bool
+        Refuse the slots whose block is past its deadline.
+    hold_gain : float
+        Refuse every send while the deciding path has at least two packets and at least
+        ``hold_gain`` bandwidth-delay products in flight (the observation's ``flight_bdp``);
+        0 never refuses. This is the in-flight cap of the held DAMS family (docs/model.md
+        7.16) with the smoothed delivery rate: the network then chooses which block, or
+        WAIT, only where the cap lets the path send.
+    """
+
+    expired: bool = True
+    hold_gain: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.hold_gain, (int, float)) and math.isfinite(self.hold_gain)
+                and 0.0 <= self.hold_gain <= 1e6):
+            raise ValueError(f"hold_gain: got {self.hold_gain!r}; expected a number in [0, 1e6]")
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any]) -> MaskRules:
+        """The rules of hyperparameters or of a model's agent.json: ``mask_expired`` and
+        ``hold_gain`` (0 when absent)."""
+        return cls(bool(settings["mask_expired"]), float(settings.get("hold_gain", 0.0)))
+
+
+DEFAULT_MASK_RULES = MaskRules()
+"""Expired slots refused, no cap."""
+
+
+def refine_masks(masks: np.ndarray, observations: np.ndarray, num_slots: int, max_paths: int,
+                 rules: MaskRules) -> np.ndarray:
+    """The environment's masks less WAIT where it would leave the connection idle, and less
+    what ``rules`` refuse (in place).
+
+    WAIT idles the connection when a slot may be sent, no path has a packet in flight
+    and no path after the deciding one can send (the decision round asks paths in index
+    order, docs/model.md section 9): nothing would ask again before the next block
+    arrives or a timer fires.
+    """
+    K, P = num_slots, max_paths
+    width = _SLOT_BASE + P
+    if rules.expired:
+        masks[..., :K] &= observations[..., _TIME_TO_DEADLINE: K * width: width] > 0
+    start = K * width
+    paths = observations[..., start: start + _PATH_WIDTH * P].reshape(observations.shape[:-1] + (P, _PATH_WIDTH))
+    deciding = observations[..., start + _PATH_WIDTH * P:]
+    later = np.cumsum(deciding, axis=-1) - deciding > 0  # the paths after the deciding one
+    idle = ((paths[..., _INFLIGHT].sum(axis=-1) == 0) & ~((paths[..., _CAN_SEND] > 0) & later).any(axis=-1)
+            & masks[..., :K].any(axis=-1))
+    masks[..., K] &= ~idle
+    if rules.hold_gain > 0.0:
+        here = (paths * deciding[..., None]).sum(axis=-2)
+        held = (here[..., _INFLIGHT] >= 2.0) & (here[..., _FLIGHT_BDP] >= rules.hold_gain)
+        masks[..., :K] &= ~held[..., None]
     return masks
 
 
@@ -77,8 +140,8 @@ class NativeVecEnv(VecEnv):
         Pmax (default: the pool's largest number of paths).
     seed : int
         Seed of the draws from the pool.
-    mask_expired : bool
-        Mask the slots of blocks past their deadline.
+    rules : MaskRules
+        What the masks refuse beyond the environment's.
     sequential : bool
         Take the pool's episodes in order instead of drawing them (evaluation).
     """
@@ -86,10 +149,10 @@ class NativeVecEnv(VecEnv):
     render_mode = None
 
     def __init__(self, pool: EpisodePool, num_envs: int = 8, num_slots: int = 16, max_paths: int | None = None,
-                 seed: int = 0, mask_expired: bool = True, sequential: bool = False) -> None:
+                 seed: int = 0, rules: MaskRules = DEFAULT_MASK_RULES, sequential: bool = False) -> None:
         self.num_slots = int(num_slots)
         self.max_paths = int(max_paths or pool.max_paths)
-        self.mask_expired = bool(mask_expired)
+        self.rules = rules
         self.venv = _PoolVectorEnv(num_envs, pool, self.num_slots, self.max_paths, seed, sequential)
         super().__init__(num_envs, self.venv.single_observation_space, self.venv.single_action_space)
         self._actions = np.zeros(num_envs, dtype=np.int64)
@@ -113,10 +176,7 @@ class NativeVecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         """Valid actions per copy, shape (num_envs, K + 1)."""
-        masks = self.venv.action_masks()
-        if self.mask_expired:
-            refine_masks(masks, self.venv._obs, self.num_slots, self.max_paths)
-        return masks
+        return refine_masks(self.venv.action_masks(), self.venv._obs, self.num_slots, self.max_paths, self.rules)
 
     def close(self) -> None:
         self.venv.close()
@@ -156,11 +216,11 @@ class PoolEnv(gym.Wrapper):
     env: MultipathDeadlineEnv
 
     def __init__(self, pool: EpisodePool, num_slots: int = 16, max_paths: int | None = None, seed: int = 0,
-                 mask_expired: bool = True) -> None:
+                 rules: MaskRules = DEFAULT_MASK_RULES) -> None:
         self.pool = pool
         self.num_slots = int(num_slots)
         self.max_paths = int(max_paths or pool.max_paths)
-        self.mask_expired = bool(mask_expired)
+        self.rules = rules
         self.pool_rng = np.random.default_rng(seed)
         self._envs: dict[int, MultipathDeadlineEnv] = {}
         super().__init__(self._env_for(pool.scenarios[0]))
@@ -186,13 +246,13 @@ class PoolEnv(gym.Wrapper):
 
     def action_masks(self) -> np.ndarray:
         masks = self.env.action_masks()
-        if self.mask_expired and self._obs is not None:
-            refine_masks(masks, self._obs, self.num_slots, self.max_paths)
+        if self._obs is not None:
+            refine_masks(masks, self._obs, self.num_slots, self.max_paths, self.rules)
         return masks
 
 
 def make_pool_env(pool: EpisodePool, num_slots: int, max_paths: int | None, seed: int,
-                  mask_expired: bool) -> Callable[[], PoolEnv]:
+                  rules: MaskRules) -> Callable[[], PoolEnv]:
     """A factory of :class:`PoolEnv` for DummyVecEnv."""
-    return lambda: PoolEnv(pool, num_slots, max_paths, seed, mask_expired)
+    return lambda: PoolEnv(pool, num_slots, max_paths, seed, rules)
 

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 import torch
-from mpsched.agents.vec_env import make_pool_env
+from mpsched.agents.vec_env import DEFAULT_MASK_RULES, make_pool_env
 from mpsched.experiments.suite import load_suite
 from mpsched.experiments.training_bench import (
     SHARE_PARTS,
@@ -66,7 +66,7 @@ def main() -> None:
     pool = load_suite("agents").pool("train")
 
     def dummy_env() -> VecEnv:
-        return DummyVecEnv([make_pool_env(pool, 16, None, seed, True) for seed in range(args.envs)])
+        return DummyVecEnv([make_pool_env(pool, 16, None, seed, DEFAULT_MASK_RULES) for seed in range(args.envs)])
 
     builders = {"native": lambda: maskable_model(args.envs, args.extractor, 0),
                 "dummy": lambda: maskable_model(args.envs, args.extractor, 0, env=dummy_env()),

@@ -138,12 +138,14 @@ class MultipathDeadlineEnv(gym.Env):
 
     ## Observation Space
 
-    A flat `Box(float32 min, float32 max, (K * (6 + Pmax) + 9 * Pmax,), float32)`:
+    A flat `Box(float32 min, float32 max, (K * (6 + Pmax) + 11 * Pmax,), float32)`:
 
     - K block slots, each: valid, remaining packets to send, time to deadline [s],
       priority, weight, size [packets], packets in flight on each of Pmax paths;
     - Pmax paths, each: present, srtt [s], rttvar [s], cwnd [packets] (0 for `ideal`),
-      packets in flight, delivery-rate estimate [Mbit/s], in recovery, can send;
+      packets in flight, delivery-rate estimate [Mbit/s], in recovery, can send,
+      smallest RTT [s], flight in bandwidth-delay products (packets in flight over the
+      delivery-rate estimate times the smallest RTT; 0 before the first rate sample);
     - Pmax: one-hot of the deciding path.
 
     Slots hold the blocks that have bytes to send, most urgent first: unexpired blocks by

@@ -89,8 +89,13 @@ def seed_dirs(folder: str | Path) -> list[Path]:
 
 def _curve(meta: Mapping[str, Any]) -> list[tuple[int, float]]:
     """(decisions taken, validation score) of one model: expert decisions recorded before
-    learning plus the environment steps at each evaluation."""
-    expert = int((meta.get("imitation") or {}).get("decisions", 0) or 0)
+    learning plus the environment steps at each evaluation; for DAgger, the labelled
+    decisions aggregated by the end of each round (the first round's network is the clone
+    of the teacher, the start the later rounds improve on)."""
+    imitation = meta.get("imitation") or {}
+    expert = int(imitation.get("decisions", 0) or 0)
+    if meta.get("algo") == "dagger" and imitation.get("rounds"):
+        return [(int(r["aggregate"]), float(r["test_weighted_on_time_rate"])) for r in imitation["rounds"]]
     if meta.get("algo") in ("bc", "dagger"):
         return [(expert, float(e[SCORE])) for e in meta.get("evaluations", [])[-1:]]
     return [(expert + int(e["timesteps"]), float(e[SCORE])) for e in meta.get("evaluations", [])]

@@ -27,9 +27,9 @@ from mpsched.agents.features import MaskedCategorical, SlotPolicy, SlotSetExtrac
 from mpsched.agents.inference import SlotSetScorer  # noqa: E402
 from mpsched.agents.model import greedy_actions  # noqa: E402
 from mpsched.agents.train import TrainingError, evaluate_batched, load_hyperparams, train  # noqa: E402
-from mpsched.agents.vec_env import NativeVecEnv, PoolEnv  # noqa: E402
+from mpsched.agents.vec_env import MaskRules, NativeVecEnv, PoolEnv, refine_masks  # noqa: E402
 from mpsched.envs import PolicyError, simulate  # noqa: E402
-from mpsched.envs.env import MultipathDeadlineEnv  # noqa: E402
+from mpsched.envs.env import PATH_FEATURES, MultipathDeadlineEnv, observation_layout  # noqa: E402
 from mpsched.envs.pool import EpisodePool  # noqa: E402
 from mpsched.envs.scenarios import resolve  # noqa: E402
 from mpsched.experiments.suite import PolicySpec, SuiteError, load_suite  # noqa: E402
@@ -44,7 +44,8 @@ FAST = {
             "policy_kwargs.net_arch=[32]"],
     "dqn": ["n_envs=4", "learning_starts=100", "buffer_size=2000", "batch_size=32"],
     "bc": ["bc_epochs=1"],
-    "dagger": ["bc_epochs=1", "dagger_iterations=2", "teacher_params.horizon_s=0.2", "teacher_params.candidates=2"],
+    "dagger": ["bc_epochs=1", "dagger_iterations=2", "teacher=rollout:dams", "hold_gain=0",
+               "teacher_params={variant: clairvoyant, horizon_s: 0.2, candidates: 2}"],
 }
 
 
@@ -199,6 +200,85 @@ def test_masked_actions_are_never_taken(trained: dict, algo: str) -> None:
     assert steps > 100
 
 
+def _paths_observation(K: int, P: int, deciding: int, inflight: list[float], can_send: list[float],
+                      flight_bdp: list[float] | None = None) -> np.ndarray:
+    """An observation with one unexpired block in slot 0 and the given paths' state."""
+    layout = observation_layout(K, P)
+    obs = np.zeros(layout["deciding_path"].stop, np.float32)
+    obs[0], obs[2] = 1.0, 0.1  # slot 0: valid, 100 ms to its deadline
+    paths = obs[layout["paths"]].reshape(P, len(PATH_FEATURES))
+    paths[:, PATH_FEATURES.index("present")] = 1.0
+    paths[:, PATH_FEATURES.index("inflight_packets")] = inflight
+    paths[:, PATH_FEATURES.index("can_send")] = can_send
+    paths[:, PATH_FEATURES.index("flight_bdp")] = flight_bdp or [0.0] * P
+    obs[layout["deciding_path"]][deciding] = 1.0
+    return obs
+
+
+@pytest.mark.parametrize(("deciding", "inflight", "can_send", "wait_allowed"), [
+    (2, [0, 0, 0], [1, 1, 1], False),  # the last path asked, nothing in flight: WAIT idles
+    (0, [0, 0, 0], [1, 0, 0], False),  # no later path can send
+    (0, [0, 0, 0], [1, 0, 1], True),   # path 2 is asked after path 0
+    (1, [0, 0, 0], [1, 1, 0], False),  # path 0 was asked before, and waited
+    (2, [0, 1, 0], [1, 1, 1], True),   # an acknowledgement will come back on path 1
+])
+def test_wait_is_refused_only_where_it_would_leave_the_connection_idle(deciding: int, inflight: list[float],
+                                                                       can_send: list[float],
+                                                                       wait_allowed: bool) -> None:
+    K, P = 2, 3
+    obs = _paths_observation(K, P, deciding, inflight, can_send)
+    masks = refine_masks(np.array([True, False, True]), obs, K, P, MaskRules())
+    assert masks.tolist() == [True, False, wait_allowed]
+    # with nothing to send (the only block past its deadline), WAIT stays
+    obs[2] = -0.1
+    assert refine_masks(np.array([True, False, True]), obs, K, P, MaskRules()).tolist() == [False, False, True]
+    # the rule reads batches too, row by row
+    batch = np.stack([_paths_observation(K, P, deciding, inflight, can_send)] * 3)
+    refined = refine_masks(np.ones((3, K + 1), np.bool_), batch, K, P, MaskRules(expired=False))
+    assert refined[:, K].tolist() == [wait_allowed] * 3
+
+
+@pytest.mark.parametrize(("deciding", "inflight", "flight_bdp", "held"), [
+    (0, [3, 0], [1.5, 0.0], True),    # at the cap
+    (0, [3, 0], [1.49, 0.0], False),  # below it
+    (1, [3, 0], [1.5, 0.0], False),   # the other path is at its cap, not the deciding one
+    (0, [1, 0], [4.0, 0.0], False),   # fewer than two packets in flight: never held
+])
+def test_the_cap_refuses_every_send_while_the_deciding_paths_flight_is_at_it(deciding: int, inflight: list[float],
+                                                                               flight_bdp: list[float],
+                                                                               held: bool) -> None:
+    K, P = 2, 2
+    obs = _paths_observation(K, P, deciding, inflight, [1, 1], flight_bdp)
+    masks = refine_masks(np.array([True, False, True]), obs, K, P, MaskRules(hold_gain=1.5))
+    assert masks.tolist() == ([False, False, True] if held else [True, False, True])
+    assert refine_masks(np.array([True, False, True]), obs, K, P, MaskRules()).tolist() == [True, False, True]
+
+
+def test_mask_rules_are_checked_and_read_from_settings() -> None:
+    assert MaskRules.of({"mask_expired": False}) == MaskRules(expired=False, hold_gain=0.0)
+    assert MaskRules.of({"mask_expired": True, "hold_gain": 1.5}).hold_gain == 1.5
+    for bad in (-1.0, float("nan"), float("inf"), 1e7):
+        with pytest.raises(ValueError, match="hold_gain: got"):
+            MaskRules(hold_gain=bad)
+
+
+def test_a_policy_that_always_waits_still_sends_under_the_refined_mask() -> None:
+    """WAIT whenever the mask allows it: the environment's own mask lets the connection
+    idle for the whole episode; the refined mask makes the last path asked send."""
+    sent = {}
+    for refined in (False, True):
+        env = MultipathDeadlineEnv(pool().scenarios[0], num_slots=16, max_paths=2)
+        obs, _ = env.reset(seed=7)
+        done = False
+        while not done:
+            mask = env.action_masks()
+            if refined:
+                mask = refine_masks(mask, obs, 16, 2, MaskRules())
+            obs, _, done, _, _ = env.step(16 if mask[16] else int(np.flatnonzero(mask)[0]))
+        sent[refined] = int(np.asarray(env.sim.view("next_pn")).sum())
+    assert sent[False] == 0 and sent[True] > 10
+
+
 def test_native_adapter_steps_like_scalar_environments() -> None:
     """The same episodes and actions through NativeVecEnv and through PoolEnv."""
     p = EpisodePool(pool().scenarios, ((7,),))
@@ -316,7 +396,7 @@ def test_dagger_with_the_learner_acting_labels_the_learners_own_states(trained: 
     model = trained["dagger"].model
     one = EpisodePool(pool().scenarios, ((7,),))
     mixed = mixture_demonstrations(model, "dagger", make_teacher("dams"), one, 2000, 16, 2, 0.0, seed=0)
-    own = evaluate_batched(model, "dagger", one, 16, 2, True)["weighted_on_time_rate"]
+    own = evaluate_batched(model, "dagger", one, 16, 2, MaskRules())["weighted_on_time_rate"]
     assert mixed.weighted_on_time and mixed.weighted_on_time[0] == pytest.approx(own, abs=1e-12)
     assert mixed.masks[np.arange(len(mixed)), mixed.actions].all()
     learner = greedy_actions(model, "dagger", mixed.observations, mixed.masks)
@@ -331,6 +411,12 @@ def test_dagger_rounds_aggregate_and_are_recorded(trained: dict) -> None:
     assert rounds[1]["aggregate"] == rounds[0]["labels"] + rounds[1]["labels"] >= 300
     assert all(0.0 <= r["test_weighted_on_time_rate"] <= 1.0 for r in rounds)
     assert trained["dagger"].imitation["expert"] == "rollout:dams"
+    # the learning curve of a DAgger model is its rounds: the first is the teacher's clone
+    from mpsched.experiments.agent_protocol import learning_curves
+
+    curve = learning_curves([trained["dagger"].out])
+    assert [c["decisions"] for c in curve] == [r["aggregate"] for r in rounds]
+    assert [c["values"][0] for c in curve] == [r["test_weighted_on_time_rate"] for r in rounds]
 
 
 def test_bad_input_gives_clear_errors(tmp_path: Path) -> None:
@@ -397,6 +483,24 @@ def test_cli_resume_continues_from_the_last_checkpoint(trained: dict, tmp_path: 
     assert meta["timesteps"] == 768 and meta["imitation"]["expert"] == "dams"
     assert [e["timesteps"] for e in meta["evaluations"]] == [768.0]
     assert load(out).network.num_timesteps == 768
+
+
+def test_a_model_of_another_observation_layout_is_refused_by_name(trained: dict, tmp_path: Path) -> None:
+    """A model trained on other path features (or on a layout before they were recorded)
+    would read every feature at the wrong place: loading it names both layouts."""
+    out = tmp_path / "older"
+    shutil.copytree(trained["bc"].out, out)
+    meta = json.loads((out / "agent.json").read_text())
+    assert meta["path_features"] == list(PATH_FEATURES)
+    meta["path_features"] = list(PATH_FEATURES[:8])
+    (out / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyError, match=r"trained on the path features present, .*, can_send; this build observes "
+                                          r".*min_rtt_s, flight_bdp .*train it again"):
+        load(out)
+    del meta["path_features"]
+    (out / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyError, match="an earlier layout's"):
+        load(out)
 
 
 class _RunsCode:

@@ -95,6 +95,32 @@ def test_observation_writes_what_the_environment_observes() -> None:
         view.write_env_observation(K, 1, obs, mask, slots)
 
 
+def test_path_features_are_the_paths_state() -> None:
+    """At every decision each path's entry holds the core's state of that path: the
+    smallest RTT, and the flight in bandwidth-delay products (bytes in flight over the
+    delivery-rate estimate times the smallest RTT; 0 before the first rate sample)."""
+    K, P = 4, 2
+    env = MultipathDeadlineEnv(SHORT, num_slots=K, max_paths=P)
+    obs, _ = env.reset(seed=3)
+    layout = observation_layout(K, P)
+    names = list(_core.OBS_PATH_FEATURES)
+    rng = np.random.default_rng(0)
+    done, checked_bdp = False, 0
+    while not done:
+        view = Observation(env.sim)
+        paths = obs[layout["paths"]].reshape(P, len(names))
+        for j in range(view.n_paths):
+            row = dict(zip(names, paths[j]))
+            assert row["min_rtt_s"] == np.float32(int(view.min_rtt_ns[j]) * 1e-9)
+            assert row["min_rtt_s"] <= row["srtt_s"] + 1e-9
+            bdp_bits = float(view.delivery_rate_bps[j]) * int(view.min_rtt_ns[j]) * 1e-9
+            expected = int(view.path_inflight_bytes[j]) * 8.0 / bdp_bits if bdp_bits > 0 else 0.0
+            assert row["flight_bdp"] == pytest.approx(expected, rel=1e-6)
+            checked_bdp += expected > 0
+        obs, _, done, _, _ = env.step(random_valid(rng, env.action_masks()))
+    assert checked_bdp > 50
+
+
 def test_seeding_contract() -> None:
     def rollout(env: MultipathDeadlineEnv, seed: int | None, steps: int = 300) -> list[np.ndarray]:
         obs, _ = env.reset(seed=seed)

@@ -6,7 +6,7 @@ const char *const mps_obs_slot_names[MPS_OBS_BLOCK_BASE] = {
 };
 const char *const mps_obs_path_names[MPS_OBS_PATH_FEATURES] = {
     "present", "srtt_s", "rttvar_s", "cwnd_packets", "inflight_packets", "delivery_rate_mbps", "in_recovery",
-    "can_send",
+    "can_send", "min_rtt_s", "flight_bdp",
 };
 
 #include <string.h>
@@ -106,6 +106,11 @@ void mps_obs_write(mps_sim *s, int K, int Pmax, int copies, float *obs, uint8_t 
         f[MPS_OBS_PATH_DELIVERY_RATE] = (float)((double)p->delivery_rate_bps * 1e-6);
         f[MPS_OBS_PATH_RECOVERY] = p->recovery != MPS_REC_NONE ? 1.0f : 0.0f;
         f[MPS_OBS_PATH_CAN_SEND] = p->can_send ? 1.0f : 0.0f;
+        f[MPS_OBS_PATH_MIN_RTT] = (float)((double)p->min_rtt_ns * 1e-9);
+        /* how full the path's pipe is, on the scale BBR's in-flight cap reads (docs/model.md
+         * 7.16): scale-free, so the same value means the same at any rate or RTT */
+        const double bdp_bits = (double)p->delivery_rate_bps * (double)p->min_rtt_ns * 1e-9;
+        f[MPS_OBS_PATH_FLIGHT_BDP] = bdp_bits > 0.0 ? (float)((double)p->inflight_bytes * 8.0 / bdp_bits) : 0.0f;
     }
     pf[(int64_t)Pmax * MPS_OBS_PATH_FEATURES + s->pending] = 1.0f;
 }

@@ -5,8 +5,10 @@
  * Layout, for K block slots and Pmax path slots:
  *   K x (6 + Pmax) block features: valid, remaining packets to send, time to deadline [s],
  *       priority, weight, size [packets], then packets in flight on each path;
- *   Pmax x 8 path features: present, srtt [s], rttvar [s], cwnd [packets] (0 for ideal),
- *       in flight [packets], delivery-rate estimate [Mbit/s], in recovery, can send;
+ *   Pmax x 10 path features: present, srtt [s], rttvar [s], cwnd [packets] (0 for ideal),
+ *       in flight [packets], delivery-rate estimate [Mbit/s], in recovery, can send,
+ *       smallest RTT [s], flight in bandwidth-delay products (in flight over the
+ *       delivery-rate estimate times the smallest RTT; 0 before the first rate sample);
  *   Pmax one-hot: the deciding path.
  * Slots hold the sendable blocks (with copies, also those with bytes in flight), most
  * urgent first: blocks whose deadline has not passed by earliest deadline (ties: lower
@@ -39,6 +41,8 @@ enum {
     MPS_OBS_PATH_DELIVERY_RATE,
     MPS_OBS_PATH_RECOVERY,
     MPS_OBS_PATH_CAN_SEND,
+    MPS_OBS_PATH_MIN_RTT,
+    MPS_OBS_PATH_FLIGHT_BDP,
     MPS_OBS_PATH_FEATURES
 };
 extern const char *const mps_obs_slot_names[MPS_OBS_BLOCK_BASE];
