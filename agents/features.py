@@ -112,6 +112,9 @@ class SlotSetExtractor(BaseFeaturesExtractor):
     slot_std: torch.Tensor
     path_mean: torch.Tensor
     path_std: torch.Tensor
+    count_columns: torch.Tensor
+    time_columns: torch.Tensor
+    path_count_columns: torch.Tensor
 
     def __init__(self, observation_space: gym.spaces.Box, num_slots: int = 16, embed_dim: int = 32,
                  path_dim: int = 32) -> None:
@@ -125,6 +128,9 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         self.register_buffer("slot_std", torch.ones(slot_in))
         self.register_buffer("path_mean", torch.zeros(_PATH_FEATURES))
         self.register_buffer("path_std", torch.ones(_PATH_FEATURES))
+        # which inputs _parts compresses; not saved with the model (squashed_columns builds them)
+        for name, columns in zip(("count_columns", "time_columns", "path_count_columns"), squashed_columns(P)):
+            self.register_buffer(name, torch.tensor(columns), persistent=False)
         self.path_encoder = nn.Sequential(nn.Linear(_PATH_FEATURES, path_dim), nn.ReLU())
         self.slot_encoder = nn.Sequential(
             nn.Linear(slot_in + 2 * path_dim, embed_dim), nn.ReLU(), nn.Linear(embed_dim, embed_dim), nn.ReLU())
@@ -144,10 +150,9 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         ahead = torch.cumsum(remaining, dim=1) - remaining
         expired = (slots[..., 2] <= 0) * valid
         features = torch.cat([slots, inflight_here, ahead[..., None], expired[..., None]], -1)
-        counts, times, path_counts = (torch.as_tensor(m) for m in squashed_columns(P))
-        features = torch.where(counts, torch.log1p(features.clamp(min=0.0)), features)
-        features = torch.where(times, features.clamp(-TIME_CLIP_S, TIME_CLIP_S), features)
-        paths = torch.where(path_counts, torch.log1p(paths.clamp(min=0.0)), paths)
+        features = torch.where(self.count_columns, torch.log1p(features.clamp(min=0.0)), features)
+        features = torch.where(self.time_columns, features.clamp(-TIME_CLIP_S, TIME_CLIP_S), features)
+        paths = torch.where(self.path_count_columns, torch.log1p(paths.clamp(min=0.0)), paths)
         return features, valid, paths, deciding
 
     def fit_normalization(self, observations: np.ndarray) -> None:

@@ -17,6 +17,7 @@ order; ``tests/test_agents.py`` compares them with torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -33,11 +34,13 @@ TIME_CLIP_S = 1.0
 simply far (a bulk transfer's may be seconds away, the training video's are 200 ms)."""
 
 
+@cache
 def squashed_columns(max_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Boolean column masks of the slot features (the observation's, then the derived) that
     are packet counts (log1p-compressed: a video frame is about 12 packets, a bulk block
     thousands) and that are times (clipped to TIME_CLIP_S), and of the path features that
-    are counts or rates (log1p-compressed)."""
+    are counts or rates (log1p-compressed). Built once per path count (read-only): every
+    decision reads them."""
     width = _SLOT_BASE + max_paths
     counts = np.zeros(width + 3, np.bool_)
     counts[[SLOT_FEATURES.index("remaining_packets"), SLOT_FEATURES.index("size_packets")]] = True
@@ -45,6 +48,8 @@ def squashed_columns(max_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     times = np.zeros(width + 3, np.bool_)
     times[SLOT_FEATURES.index("time_to_deadline_s")] = True
     path_counts = np.isin(np.array(PATH_FEATURES), ["cwnd_packets", "inflight_packets", "delivery_rate_mbps"])
+    for mask in (counts, times, path_counts):
+        mask.setflags(write=False)
     return counts, times, path_counts
 
 
