@@ -146,6 +146,7 @@ class Episode:
             "min_rto_ns": int(round(t.min_rto_ms * 1e6)),
             "max_rto_ns": int(round(t.max_rto_s * _NS_PER_S)),
             "fast_recovery": t.fast_recovery,
+            "cubic_arithmetic": t.cubic_arithmetic,
         }
 
         def subflow(spec: PathSpec | CrossFlowSpec, link: int, ring: int) -> dict[str, Any]:

@@ -70,6 +70,7 @@ __all__ = [
 
 CONGESTION_CONTROLS: tuple[str, ...] = ("ideal", "newreno", "cubic", "lia", "olia", "balia", "wvegas", "ccp")
 FAST_RECOVERIES: tuple[str, ...] = ("immediate", "prr")
+CUBIC_ARITHMETICS: tuple[str, ...] = ("rfc9438", "segments")
 CROSS_CONGESTION_CONTROLS: tuple[str, ...] = ("newreno", "cubic")
 SEQUENCES: tuple[str, ...] = ("send", "stream")
 RECEIVERS: tuple[str, ...] = ("block", "in_order")
@@ -112,6 +113,11 @@ class TransportSpec:
         waiting for the flight to drain below it (RFC 9002 section 7.3.2, the default);
         ``prr``, by Proportional Rate Reduction (RFC 6937), sending on during the
         recovery in proportion to the data delivered, as Linux and ns-3 TCP do.
+    cubic_arithmetic : {"rfc9438", "segments"}
+        How Cubic computes its window (docs/model.md 7.8): ``rfc9438``, RFC 9438's
+        equations in bytes (the default); ``segments``, as Linux and ns-3 do, in whole
+        segments counted per acknowledgement, with the segments acknowledged during a
+        fast recovery credited when it ends (7.8.1).
     """
 
     mss_bytes: int = 1448
@@ -121,8 +127,12 @@ class TransportSpec:
     max_rto_s: float = 60.0
     cc: str = "newreno"
     fast_recovery: str = "immediate"
+    cubic_arithmetic: str = "rfc9438"
 
-    KEYS = ("mss_bytes", "header_bytes", "initial_cwnd_packets", "min_rto_ms", "max_rto_s", "cc", "fast_recovery")
+    KEYS = ("mss_bytes", "header_bytes", "initial_cwnd_packets", "min_rto_ms", "max_rto_s", "cc", "fast_recovery",
+            "cubic_arithmetic")
+    OPTIONAL = ("fast_recovery", "cubic_arithmetic")
+    """Keys written only where they are not the default."""
 
     @classmethod
     def from_dict(cls, d: Any, where: str = "transport") -> TransportSpec:
@@ -143,18 +153,19 @@ class TransportSpec:
             max_rto_s=check_number(get("max_rto_s"), f"{where}.max_rto_s", lo=0.0, hi=1e6, lo_open=True),
             cc=check_choice(get("cc"), f"{where}.cc", CONGESTION_CONTROLS),
             fast_recovery=check_choice(get("fast_recovery"), f"{where}.fast_recovery", FAST_RECOVERIES),
+            cubic_arithmetic=check_choice(get("cubic_arithmetic"), f"{where}.cubic_arithmetic", CUBIC_ARITHMETICS),
         )
         if spec.max_rto_s * 1000.0 < spec.min_rto_ms:
             raise ScenarioError(f"{where}.max_rto_s", spec.max_rto_s, f"at least min_rto_ms = {spec.min_rto_ms} ms")
         return spec
 
     def to_dict(self) -> dict[str, Any]:
-        # fast_recovery only where it is not the default, so that the canonical form (and the
-        # scenario hash result stores key rows by) of every scenario written before it stays
-        d = {k: getattr(self, k) for k in self.KEYS}
-        if self.fast_recovery == TransportSpec.fast_recovery:
-            del d["fast_recovery"]
-        return d
+        # the optional keys only where they are not the default, so that the canonical form
+        # (and the scenario hash result stores key rows by) of every scenario written before
+        # them stays
+        base = TransportSpec()
+        return {k: getattr(self, k) for k in self.KEYS
+                if k not in self.OPTIONAL or getattr(self, k) != getattr(base, k)}
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ sender is the standard one the core models (docs/model.md sections 4 and 7):
   (``DelAckCount`` 1, as the core's receiver);
 - fast recovery by PRR on both sides (ns-3's default recovery; the core's
   ``fast_recovery: prr``);
+- Cubic in whole segments on both sides (ns-3's ``TcpCubic`` counts as Linux does; the
+  core's ``cubic_arithmetic: segments``, docs/model.md 7.8.1);
 - minimum RTO 1 s on both sides (RFC 6298 and ns-3's default). ns-3 restarts its timer
   only when the cumulative acknowledgement advances, the core on every newly acknowledged
   packet, so with 200 ms and a 200 ms path ns-3 times out in almost every recovery;
@@ -232,6 +234,12 @@ class Ns3Case:
         Lower bound of the retransmission timeout, both sides.
     fast_recovery : {"prr", "immediate"}
         mpsched's window reduction in fast recovery (ns-3 always uses PRR).
+    cubic_arithmetic : {"segments", "rfc9438"}
+        mpsched's Cubic arithmetic (docs/model.md 7.8, 7.8.1); ns-3's TcpCubic counts in
+        whole segments, as Linux does.
+    ns3_recovery : {"prr", "classic"}
+        ns-3's fast recovery: ``TcpPrrRecovery`` (its default) or ``TcpClassicRecovery``
+        (RFC 5681's window inflation), for sensitivity runs (docs/model.md 7.14).
     """
 
     cc: str
@@ -242,6 +250,8 @@ class Ns3Case:
     seconds: float = 30.0
     min_rto_ms: float = 1000.0
     fast_recovery: str = "prr"
+    cubic_arithmetic: str = "segments"
+    ns3_recovery: str = "prr"
 
     @property
     def queue_packets(self) -> int:
@@ -288,7 +298,8 @@ def mpsched_scenario(case: Ns3Case) -> dict[str, Any]:
         "name": _scenario_name("ns3", case.label),
         "duration_s": case.seconds, "horizon_s": case.seconds,
         "transport": {"mss_bytes": MSS_BYTES, "header_bytes": WIRE_HEADER_BYTES, "initial_cwnd_packets": 10,
-                      "min_rto_ms": case.min_rto_ms, "fast_recovery": case.fast_recovery},
+                      "min_rto_ms": case.min_rto_ms, "fast_recovery": case.fast_recovery,
+                      "cubic_arithmetic": case.cubic_arithmetic},
         "paths": [{"name": "bottleneck", "bandwidth": case.rate_mbps, "rtt_ms": case.rtt_ms,
                    "queue_bytes": case.queue_packets * (MSS_BYTES + WIRE_HEADER_BYTES), "loss": case.loss,
                    "cc": case.cc}],
@@ -386,9 +397,9 @@ def ns3_available() -> bool:
     return importlib.util.find_spec("ns") is not None
 
 
-def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float) -> Any:
+def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr") -> Any:
     """ns-3's bindings (the ``ns`` namespace) with the TCP defaults of the module docstring
-    set for sockets of controller ``cc``."""
+    set for sockets of controller ``cc``, fast recovery ``recovery`` (:class:`Ns3Case`)."""
     from ns import ns  # the ns3 extra; a missing module is the caller's to report
 
     if not hasattr(ns.cppyy.gbl, "mpsched_ns3"):
@@ -403,6 +414,8 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float) -> Any:
         "ns3::TcpSocketBase::Sack": ns.BooleanValue(True),
         "ns3::TcpCubic::HyStart": ns.BooleanValue(False),
         "ns3::TcpSocketBase::MinRto": ns.TimeValue(ns.NanoSeconds(int(round(min_rto_ms * 1e6)))),
+        "ns3::TcpL4Protocol::RecoveryType": ns.TypeIdValue(
+            {"prr": ns.TcpPrrRecovery, "classic": ns.TcpClassicRecovery}[recovery].GetTypeId()),
     }
     for name, value in defaults.items():
         ns.Config.SetDefault(name, value)
@@ -420,7 +433,7 @@ def ns3_goodput(case: Ns3Case, seed: int = 1, step: tuple[float, float] | None =
     With ``step = (step_s, rate_mbps)`` the link's rate changes to ``rate_mbps`` at
     ``step_s`` of the run (after the handshake), and the result also has the goodput
     before (``goodput_before_bps``) and after it (``goodput_after_bps``)."""
-    ns = _ns3_with_tcp_defaults(case.cc, case.min_rto_ms)
+    ns = _ns3_with_tcp_defaults(case.cc, case.min_rto_ms, case.ns3_recovery)
     lost = paired_losses(case, seed)
     nodes = ns.NodeContainer()
     nodes.Create(2)
@@ -683,7 +696,7 @@ def ns3_shared_goodputs(case: SharedCase) -> dict[str, Any]:
     """The two flows' goodputs [bit/s] in ns-3 (:class:`SharedCase`), and the wall time of
     ``Simulator.Run`` alone."""
     flow = case.flow
-    ns = _ns3_with_tcp_defaults(flow.cc, flow.min_rto_ms)
+    ns = _ns3_with_tcp_defaults(flow.cc, flow.min_rto_ms, flow.ns3_recovery)
     senders, router, receiver = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
     senders.Create(2)
     router.Create(1)
@@ -740,7 +753,7 @@ def ns3_shared_back_to_back(case: SharedCase) -> dict[str, list[int]]:
     to back (``back_to_back``; the access link takes 12 us per packet), the packets the
     full queue drops (``drops``) and how many of those were sent back to back
     (``back_to_back_drops``)."""
-    ns = _ns3_with_tcp_defaults(case.flow.cc, case.flow.min_rto_ms)  # defines the probe's class
+    ns = _ns3_with_tcp_defaults(case.flow.cc, case.flow.min_rto_ms, case.flow.ns3_recovery)  # defines the probe's class
     probe = ns.cppyy.gbl.mpsched_ns3.BackToBackProbe()
     probe.Schedule()
     ns3_shared_goodputs(case)
@@ -923,13 +936,16 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
         (out / "figures" / "phases.png").write_bytes(_png(_phase_figure(plt, result["shared"])))
 
     absolute = np.abs(errors)
+    arithmetic = ", ".join(sorted({r.get("cubic_arithmetic", "rfc9438") for r in rows}))
     lines = [
         "# mpsched against ns-3: bulk NewReno and Cubic over one drop-tail bottleneck",
         "",
         f"`{command}` at git revision {git_revision()}, ns-3 3.44 (`pip install ns3`). Each case is one bulk flow "
         "built as an mpsched scenario and as an ns-3 program with the same link, queue, MSS, wire overhead, initial "
-        "window, minimum RTO and fast recovery (PRR), and the same lost data packets (paired losses); "
-        "`experiments/ns3.py` gives the set-up, docs/model.md 7.14 what still differs and its measured size.",
+        "window, minimum RTO and fast recovery (PRR), and the same lost data packets (paired losses); mpsched's "
+        f"Cubic counts `cubic_arithmetic: {arithmetic}` (docs/model.md 7.8, 7.8.1; ns-3's TcpCubic counts in whole "
+        "segments). `experiments/ns3.py` gives the set-up, docs/model.md 7.14 what still differs and its measured "
+        "size.",
         "",
         f"**Goodput error over {len(rows)} cases: median |error| {100 * np.median(absolute):.1f} %, worst "
         f"{100 * absolute.max():.1f} %; {int((absolute <= MEDIAN_GOODPUT_ERROR).sum())} cases within 3 %, "

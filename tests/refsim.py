@@ -7,7 +7,8 @@ nothing from :mod:`mpsched` (standard library only). Section numbers in the comm
 
 Public API: :func:`run_reference` and the constant :data:`WAIT`. The helpers
 :func:`splitmix64`, :class:`Xoshiro256ss`, :class:`Bandwidth`, :func:`icbrt`,
-:func:`trunc_div`, :class:`CubicState`, :func:`cubic_increase`, :func:`lia_increase`,
+:func:`trunc_div`, :class:`CubicState`, :func:`cubic_increase`, :func:`cubic_segments_increase`,
+:func:`lia_increase`,
 :func:`olia_increase` and :func:`ccp_window` are exposed for the unit tests of this module.
 """
 
@@ -25,6 +26,7 @@ __all__ = [
     "Xoshiro256ss",
     "ccp_window",
     "cubic_increase",
+    "cubic_segments_increase",
     "icbrt",
     "lia_increase",
     "olia_increase",
@@ -220,6 +222,8 @@ class CubicState:
         self.w_est = 0
         self.est_acc = 0
         self.cub_acc = 0
+        self.bytes_acc = 0  # §7.8.1: acknowledged bytes short of a segment
+        self.recovery_acked = 0  # §7.8.1: bytes acknowledged in the current fast recovery
 
 
 def cubic_increase(st: CubicState, cwnd: int, s: int, t: int, srtt: int, mss: int) -> int:
@@ -249,6 +253,59 @@ def cubic_increase(st: CubicState, cwnd: int, s: int, t: int, srtt: int, mss: in
     cwnd += inc
     cwnd = max(cwnd, st.w_est)
     return cwnd
+
+
+def cubic_segments_increase(st: CubicState, cwnd: int, s: int, t: int, min_rtt: int, mss: int) -> int:
+    """§7.8.1 (cubic_arithmetic = segments) congestion avoidance for ``s`` bytes at time
+    ``t``: w_max, origin and w_est in segments, est_acc Linux's ack_cnt, cub_acc its
+    snd_cwnd_cnt; returns the new cwnd."""
+    st.bytes_acc += s
+    segs = st.bytes_acc // mss
+    st.bytes_acc -= segs * mss
+    if segs == 0:
+        return cwnd
+    seg = cwnd // mss
+    if st.epoch_start < 0:
+        st.epoch_start = t
+        if st.w_max > seg:
+            st.k_us = icbrt((st.w_max - seg) * 25 * 10**17)  # cbrt((W_max - cwnd) / 0.4) s in µs
+            st.origin = st.w_max
+        else:
+            st.k_us = 0
+            st.origin = seg
+        st.w_est = seg
+        st.est_acc = 0
+    st.est_acc += segs
+    t_us = (t + min_rtt - st.epoch_start) // 1000  # W_cubic(t + min RTT)
+    d = min(abs(t_us - st.k_us), 10**9)
+    delta = 4 * d**3 // 10**19
+    target = st.origin - delta if t_us < st.k_us else st.origin + delta
+    cnt = seg // (target - seg) if target > seg else 100 * seg
+    if st.w_max == 0:
+        cnt = min(cnt, 20)
+    per = max((seg * 15) >> 3, 1)  # acknowledged segments per segment of the Reno-friendly estimate
+    if st.est_acc > per:
+        n = (st.est_acc - 1) // per
+        st.est_acc -= n * per
+        st.w_est += n
+    if st.w_est > seg:
+        cnt = min(cnt, seg // (st.w_est - seg))
+    cnt = max(cnt, 2)
+    st.cub_acc += segs
+    if st.cub_acc >= cnt:
+        st.cub_acc -= cnt
+        cwnd += mss
+    return cwnd
+
+
+def cubic_segments_reduce(st: CubicState, cwnd: int, mss: int, timeout: bool) -> int:
+    """§7.8.1 decrease and timeout; returns ssthresh."""
+    st.epoch_start = -1
+    seg = cwnd // mss
+    st.w_max = seg * 17 // 20 if seg < st.w_max else seg
+    if timeout:
+        st.w_max = 0
+    return max(seg * 7 // 10, 2) * mss
 
 
 def cubic_reduce(st: CubicState, cwnd: int, mss: int) -> int:
@@ -543,6 +600,9 @@ class Subflow:
         self.fast_recovery = str(cfg.get("fast_recovery", "immediate"))
         if self.fast_recovery not in ("immediate", "prr"):
             raise ValueError(f"subflow {j}: unknown fast_recovery {self.fast_recovery!r}")
+        self.cubic_arithmetic = str(cfg.get("cubic_arithmetic", "rfc9438"))
+        if self.cubic_arithmetic not in ("rfc9438", "segments"):
+            raise ValueError(f"subflow {j}: unknown cubic_arithmetic {self.cubic_arithmetic!r}")
         self.min_rto_ns = int(cfg["min_rto_ns"])
         self.max_rto_ns = int(cfg["max_rto_ns"])
         self.ring_capacity = int(cfg["ring_capacity"])
@@ -1257,6 +1317,8 @@ class Simulator:
             # Step 6: OLIA's l1, then growth while the window is in use.
             if sf.cc == "olia" and newly:
                 sf.l1 += s
+            if sf.cc == "cubic" and newly and sf.recovery == REC_FAST:
+                sf.cubic.recovery_acked += s  # §7.8.1
             if newly and sf.recovery == REC_NONE and 2 * inflight_before >= sf.cwnd:
                 if sf.cc == "wvegas":
                     self.wvegas_growth(sf, s, pkt.pn, rtt)  # §7.12: its own slow start too
@@ -1268,9 +1330,14 @@ class Simulator:
                     self.congestion_avoidance(sf, s, t)
         # Step 7: recovery exit; with PRR the window of the recovery's acknowledgements.
         if sf.recovery != REC_NONE and pkt.pn > sf.recover_pn:
-            if sf.recovery == REC_FAST and sf.fast_recovery == "prr":
+            fast = sf.recovery == REC_FAST
+            if fast and sf.fast_recovery == "prr":
                 sf.cwnd = sf.ssthresh
             sf.recovery = REC_NONE
+            if fast and sf.cc == "cubic" and sf.cubic_arithmetic == "segments" and 2 * inflight_before >= sf.cwnd:
+                # §7.8.1: the segments acknowledged during the recovery, passed at its end
+                sf.cwnd = cubic_segments_increase(sf.cubic, sf.cwnd, sf.cubic.recovery_acked, t, sf.min_rtt,
+                                                  self.mss)
         elif sf.recovery == REC_FAST and sf.fast_recovery == "prr":
             self.prr_window(sf, s if newly else 0, sf.fast_recoveries != recoveries_before)
         # Step 8: RTO timer (window-based).
@@ -1320,6 +1387,8 @@ class Simulator:
         """The controller's increase for s acknowledged bytes (§7.3 step 6)."""
         if sf.cc == "newreno":
             self.congestion_avoidance_newreno(sf, s)  # §7.7
+        elif sf.cc == "cubic" and sf.cubic_arithmetic == "segments":
+            sf.cwnd = cubic_segments_increase(sf.cubic, sf.cwnd, s, t, sf.min_rtt, self.mss)  # §7.8.1
         elif sf.cc == "cubic":
             sf.cwnd = cubic_increase(sf.cubic, sf.cwnd, s, t, sf.srtt, self.mss)  # §7.8
         elif sf.cc == "balia":
@@ -1342,7 +1411,9 @@ class Simulator:
 
     def decrease(self, sf: Subflow, flight: int, timeout: bool) -> None:
         """The controller's decrease (§7.4) or timeout response (§7.5)."""
-        if sf.cc == "cubic":
+        if sf.cc == "cubic" and sf.cubic_arithmetic == "segments":
+            sf.ssthresh = cubic_segments_reduce(sf.cubic, sf.cwnd, self.mss, timeout)  # §7.8.1
+        elif sf.cc == "cubic":
             # §7.8.
             sf.ssthresh = cubic_reduce(sf.cubic, sf.cwnd, self.mss)
         elif sf.cc == "balia":
@@ -1431,6 +1502,8 @@ class Simulator:
         sf.prr_recover_fs = flight
         sf.prr_delivered = 0
         sf.prr_out = 0
+        if sf.cc == "cubic":
+            sf.cubic.recovery_acked = 0
 
     def prr_window(self, sf: Subflow, delivered: int, began: bool) -> None:
         """§7.4, fast_recovery = prr: RFC 6937's sndcnt (slow-start reduction bound), at

@@ -121,7 +121,8 @@ def outages(draw: st.DrawFn) -> dict[str, np.ndarray]:
 
 @st.composite
 def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: bool,
-             fast_recovery: str | None = None, dynamics: bool | None = None) -> dict[str, Any]:
+             fast_recovery: str | None = None, dynamics: bool | None = None,
+             cubic_arithmetic: str | None = None) -> dict[str, Any]:
     """One subflow dict of docs/model.md section 1; with delay dynamics when
     ``dynamics`` is true, drawn when it is None (a third of the time)."""
     ge = draw(st.booleans()) and draw(st.booleans())
@@ -140,6 +141,7 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
         "max_rto_ns": 60_000 * MS,
         "ring_capacity": draw(st.sampled_from([16, 64, 1024])),
         "fast_recovery": fast_recovery or draw(st.sampled_from(["immediate", "prr"])),
+        "cubic_arithmetic": cubic_arithmetic or draw(st.sampled_from(["rfc9438", "segments"])),
     }
     if d["cc"] == "ccp":  # §7.13: a gain on either side of 3 (stable and oscillating); storage estimated or given
         d["ccp_gain_milli"] = draw(st.sampled_from([1, 500, 2000, 3000, 4500, 100_000]))
@@ -168,12 +170,14 @@ def subflows(draw: st.DrawFn, n_links: int, mss: int, cc: str | None, cross: boo
 @st.composite
 def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, receiver: str | None = None,
                shared: bool | None = None, cross: bool | None = None, min_blocks: int = 1,
-               fast_recovery: str | None = None, dynamics: bool | None = None) -> dict[str, Any]:
+               fast_recovery: str | None = None, dynamics: bool | None = None,
+               cubic_arithmetic: str | None = None) -> dict[str, Any]:
     """A small random episode in the format of docs/model.md section 1.
 
     By default links may be shared by several paths, cross flows may compete, and the
     receiver is block-aware or in-order, each window-based subflow's fast recovery is
-    immediate or PRR, and a subflow may have delay steps and jitter; the keyword
+    immediate or PRR and its Cubic arithmetic RFC 9438's or in segments, and a subflow
+    may have delay steps and jitter; the keyword
     arguments pin any of these.
     Between min_blocks and max_blocks blocks arrive in the first 200 ms.
     """
@@ -191,7 +195,8 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
             "bw_rate_bps": np.array(rates, np.int64),
             "bw_cycle_ns": cycle,
         })
-    paths = [draw(subflows(n_links, mss, cc, cross=False, fast_recovery=fast_recovery, dynamics=dynamics))
+    paths = [draw(subflows(n_links, mss, cc, cross=False, fast_recovery=fast_recovery, dynamics=dynamics,
+                           cubic_arithmetic=cubic_arithmetic))
              for _ in range(n_paths)]
     if not share:
         for j, p in enumerate(paths):
@@ -200,7 +205,8 @@ def core_specs(draw: st.DrawFn, cc: str | None = None, max_blocks: int = 10, rec
         n_cross = draw(st.sampled_from([0, 0, 1, 2]))
     else:
         n_cross = draw(st.integers(1, 2)) if cross else 0
-    crosses = [draw(subflows(n_links, mss, None, cross=True, fast_recovery=fast_recovery, dynamics=dynamics))
+    crosses = [draw(subflows(n_links, mss, None, cross=True, fast_recovery=fast_recovery, dynamics=dynamics,
+                             cubic_arithmetic=cubic_arithmetic))
                for _ in range(n_cross)]
     chosen_receiver = receiver or draw(st.sampled_from(["block", "in_order"]))
     n = draw(st.integers(min_blocks, max_blocks))

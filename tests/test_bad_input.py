@@ -44,7 +44,7 @@ def core_spec(**changes: Any) -> dict[str, Any]:
             "link": 0, "fwd_delay_ns": 10**6, "rev_delay_ns": 10**6, "loss_model": "iid", "loss_threshold": 0,
             "ge_p_threshold": 0, "ge_r_threshold": 0, "ge_bad_loss_threshold": 0, "cc": "newreno",
             "initial_cwnd_bytes": 14480, "min_rto_ns": 2 * 10**8, "max_rto_ns": 6 * 10**10, "ring_capacity": 256,
-            "fast_recovery": "immediate",
+            "fast_recovery": "immediate", "cubic_arithmetic": "rfc9438",
         }],
         "cross": [],
         "blocks": {
@@ -204,6 +204,8 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
      r"receiver.*'sack'"),
     ("unknown fast recovery", lambda t: Scenario.from_dict({**GOOD, "transport": {"fast_recovery": "rate-halving"}}),
      ScenarioError, r"transport\.fast_recovery.*'rate-halving'"),
+    ("unknown Cubic arithmetic", lambda t: Scenario.from_dict({**GOOD, "transport": {"cubic_arithmetic": "float"}}),
+     ScenarioError, r"transport\.cubic_arithmetic.*'float'"),
     ("receive buffer below a packet", lambda t: Scenario.from_dict(
         {**GOOD, "receiver": {"type": "in_order", "rbuf_bytes": 100}}), ScenarioError, r"receiver\.rbuf_bytes"),
     ("unknown sequence", lambda t: Scenario.from_dict(
@@ -240,6 +242,8 @@ CASES: list[tuple[str, Callable[[Path], Any], type[Exception], str]] = [
     ("core: unknown loss model", lambda t: make_sim(core_spec(loss_model="markov")), ValueError, r"markov"),
     ("core: unknown fast recovery", lambda t: make_sim(core_spec(fast_recovery="fack")), ValueError,
      r"paths\[0\]\.fast_recovery: unknown value 'fack' \(known: immediate, prr\)"),
+    ("core: unknown Cubic arithmetic", lambda t: make_sim(core_spec(cubic_arithmetic="bytes")), ValueError,
+     r"paths\[0\]\.cubic_arithmetic: unknown value 'bytes' \(known: rfc9438, segments\)"),
     ("core: link out of range", lambda t: make_sim(core_spec(link=3)), ValueError, r"paths\[0\]\.link: 3"),
     ("core: coupled cross flow", lambda t: make_sim(core_spec(cross=[cross_flow(cc="olia")])), ValueError,
      r"cross\[0\]\.cc"),

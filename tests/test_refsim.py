@@ -18,6 +18,8 @@ from refsim import (
     balia_increase,
     balia_ssthresh,
     cubic_increase,
+    cubic_segments_increase,
+    cubic_segments_reduce,
     icbrt,
     lia_increase,
     olia_increase,
@@ -809,6 +811,60 @@ def test_cubic_reno_friendly_estimate_wins_at_the_origin():
     st = CubicState()
     assert cubic_increase(st, 10_000, 1000, 5, 0, 1000) == 10_052
     assert (st.k_us, st.origin, st.est_acc, st.cub_acc) == (0, 10_000, 160_000, 0)
+
+
+def test_cubic_in_segments_grows_one_segment_per_cnt_acknowledged():
+    # §7.8.1, mss 1000, cwnd 70 segments, W_max 100: k_us = icbrt(30 * 25e17) = 4217163
+    # (cbrt(30 / 0.4) s), origin 100. min RTT 200 ms, every call at the epoch's start:
+    # t_us = 200000, d = 4017163, d^3 = 64827363878508349747, delta = 4 d^3 // 1e19 = 25,
+    # target = 100 - 25 = 75 (t < K), cnt = 70 // (75 - 70) = 14. The Reno-friendly
+    # estimate needs (70 * 15) >> 3 = 131 segments for its first one. So the window
+    # grows by one segment at the 14th acknowledged segment, and cub_acc starts again.
+    st = CubicState()
+    st.w_max = 100
+    cwnds = [70_000]
+    for _ in range(14):
+        cwnds.append(cubic_segments_increase(st, cwnds[-1], 1000, 5_000, 200_000_000, 1000))
+    assert (st.epoch_start, st.k_us, st.origin, st.w_est) == (5_000, 4_217_163, 100, 70)
+    assert cwnds[1:14] == [70_000] * 13 and cwnds[14] == 71_000
+    assert (st.cub_acc, st.est_acc) == (0, 14)
+
+
+def test_cubic_in_segments_carries_a_large_credit_over_acknowledgements():
+    # A fresh state (no loss yet: W_max 0, so cnt <= 20) credited 30,500 bytes at once, as
+    # at the end of a recovery: 30 segments, 500 bytes kept. K = 0, min RTT 0: target =
+    # cwnd = 10, cnt = min(100 * 10, 20) = 20. The estimate's step is (10 * 15) >> 3 = 18
+    # segments: ack_cnt 30 > 18 gives one (ack_cnt 12, w_est 11), so cnt = min(20, 10 // 1)
+    # = 10. cub_acc 30 >= 10: one segment (at most one per acknowledgement), 20 kept.
+    # The next 500 bytes complete a segment: cwnd 11, target 10 <= 11, cnt 20, the
+    # estimate's step (11 * 15) >> 3 = 20 > 13; cub_acc 21 >= 20: one more segment.
+    st = CubicState()
+    cwnd = cubic_segments_increase(st, 10_000, 30_500, 7, 0, 1000)
+    assert (cwnd, st.cub_acc, st.est_acc, st.w_est, st.bytes_acc) == (11_000, 20, 12, 11, 500)
+    cwnd = cubic_segments_increase(st, cwnd, 500, 7, 0, 1000)
+    assert (cwnd, st.cub_acc, st.est_acc, st.w_est, st.bytes_acc) == (12_000, 1, 13, 11, 0)
+
+
+def test_cubic_in_segments_grows_at_most_one_segment_per_two_acknowledged():
+    # An epoch under way (origin 10, K = 0, min RTT 0: target 10 = cwnd) whose Reno-friendly
+    # estimate is far ahead (w_est 100): cnt = min(20, 10 // (100 - 10)) = 0, floored at 2.
+    st = CubicState()
+    st.epoch_start, st.origin, st.w_est = 0, 10, 100
+    assert cubic_segments_increase(st, 10_000, 1000, 0, 0, 1000) == 10_000
+    assert cubic_segments_increase(st, 10_000, 1000, 0, 0, 1000) == 11_000
+    assert st.cub_acc == 0
+
+
+def test_cubic_in_segments_reduces_in_whole_segments():
+    # 70,500 bytes are 70 segments: below W_max 100, fast convergence gives 70 * 17 // 20
+    # = 59 (59.5 in Linux's arithmetic, truncated); ssthresh 70 * 7 // 10 = 49 segments. A
+    # timeout forgets W_max (ns-3's CubicReset in the loss state).
+    st = CubicState()
+    st.w_max = 100
+    assert cubic_segments_reduce(st, 70_500, 1000, timeout=False) == 49_000
+    assert (st.w_max, st.epoch_start) == (59, -1)
+    assert cubic_segments_reduce(st, 2_500, 1000, timeout=True) == 2_000
+    assert st.w_max == 0
 
 
 def test_cubic_decrease_with_fast_convergence_in_a_run():

@@ -72,19 +72,24 @@ def test_defaults_and_replace() -> None:
     assert ep.end_ns == int(ep.blocks.deadline_ns.max())
 
 
-def test_fast_recovery_is_written_only_where_it_is_not_the_default() -> None:
-    """transport.fast_recovery reaches every subflow of the core; the canonical form (and
-    so the scenario hash result stores key rows by) of a scenario that leaves it at the
-    default is the one it had before the option existed."""
-    base = {"duration_s": 1, "paths": [{"bandwidth": 8, "rtt_ms": 10}], "workload": {"type": "avc"}}
+@pytest.mark.parametrize(("key", "default", "other"), [("fast_recovery", "immediate", "prr"),
+                                                      ("cubic_arithmetic", "rfc9438", "segments")])
+def test_transport_options_are_written_only_where_they_are_not_the_default(key: str, default: str,
+                                                                           other: str) -> None:
+    """transport.fast_recovery and transport.cubic_arithmetic reach every subflow of the
+    core; the canonical form (and so the scenario hash result stores key rows by) of a
+    scenario that leaves them at the default is the one it had before the options existed."""
+    base = {"duration_s": 1, "links": [{"name": "shared", "bandwidth": 8}],
+            "paths": [{"link": "shared", "rtt_ms": 10}], "workload": {"type": "avc"},
+            "cross_traffic": [{"link": "shared", "rtt_ms": 20, "cc": "cubic"}]}
     plain = Scenario.from_dict(base)
-    assert plain.transport.fast_recovery == "immediate"
-    assert "fast_recovery" not in plain.to_dict()["transport"]
-    prr = Scenario.from_dict({**base, "transport": {"fast_recovery": "prr"}})
-    assert prr.to_dict()["transport"]["fast_recovery"] == "prr"
-    assert Scenario.from_dict(prr.to_dict()) == prr
-    core = build_episode(prr, 0).core_inputs()
-    assert [p["fast_recovery"] for p in core["paths"]] == ["prr"]
+    assert getattr(plain.transport, key) == default
+    assert key not in plain.to_dict()["transport"]
+    changed = Scenario.from_dict({**base, "transport": {key: other}})
+    assert changed.to_dict()["transport"][key] == other
+    assert Scenario.from_dict(changed.to_dict()) == changed
+    core = build_episode(changed, 0).core_inputs()
+    assert [p[key] for p in core["paths"] + core["cross"]] == [other, other]
 
 
 def test_asymmetric_delays_and_horizon() -> None:

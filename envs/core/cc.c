@@ -37,6 +37,7 @@ static void window_init(mps_sim *s, int j) {
     p->cub_w_max = 0;
     p->cub_epoch_start = -1;
     p->cub_k_us = p->cub_origin = p->cub_w_est = p->cub_est_acc = p->cub_acc = 0;
+    p->cub_bytes_acc = p->cub_recovery_acked = 0;
     p->lia_acc = p->olia_acc = p->balia_acc = 0.0;
     p->olia_l1 = p->olia_l2 = 0;
     p->wv_round_pn = p->wv_rtt_sum_ns = p->wv_rtt_count = p->wv_queue_delay_ns = 0;
@@ -91,9 +92,69 @@ int64_t mps_icbrt(__int128 x) {
     return lo;
 }
 
+/* 7.8.1, cubic_arithmetic = segments: Cubic as Linux's tcp_cubic.c and ns-3's TcpCubic
+ * count it. The window and W_max are whole segments, the target is W_cubic at the smallest
+ * RTT ahead, and the window grows by one segment once `cnt` segments have been
+ * acknowledged since the last growth (at most one per acknowledgement, as ns-3). The
+ * Reno-friendly estimate gains a segment per (15 * cwnd) >> 3 acknowledged segments
+ * (Linux's beta_scale at beta = 717/1024, 0.53 segments per window). Fields:
+ * cub_w_max, cub_origin, cub_w_est in segments; cub_est_acc the acknowledged segments
+ * towards the estimate's next segment (ack_cnt); cub_acc those towards the window's
+ * next segment (snd_cwnd_cnt); cub_bytes_acc the acknowledged bytes short of a segment. */
+static void cubic_segments_on_ack(mps_sim *s, mps_path *p, int64_t acked, int64_t now) {
+    const int64_t mss = s->mss;
+    p->cub_bytes_acc += acked;
+    const int64_t segs = p->cub_bytes_acc / mss;
+    p->cub_bytes_acc -= segs * mss;
+    if (segs == 0) return;
+    const int64_t seg = p->cwnd_bytes / mss;
+    if (p->cub_epoch_start < 0) {
+        p->cub_epoch_start = now;
+        if (p->cub_w_max > seg) {
+            /* K = cbrt((W_max - cwnd) / C) s with C = 0.4, here in microseconds */
+            p->cub_k_us = mps_icbrt((__int128)(p->cub_w_max - seg) * 25 * INT64_C(100000000000000000));
+            p->cub_origin = p->cub_w_max;
+        } else {
+            p->cub_k_us = 0;
+            p->cub_origin = seg;
+        }
+        p->cub_w_est = seg;
+        p->cub_est_acc = 0;
+    }
+    p->cub_est_acc += segs;
+    const int64_t t_us = (now + p->min_rtt_ns - p->cub_epoch_start) / 1000;
+    int64_t d = t_us < p->cub_k_us ? p->cub_k_us - t_us : t_us - p->cub_k_us;
+    if (d > 1000000000) d = 1000000000;
+    const __int128 ten19 = (__int128)INT64_C(10000000000) * INT64_C(1000000000);
+    const int64_t delta = (int64_t)(4 * (__int128)d * d * d / ten19); /* C |t - K|^3 segments, truncated */
+    const int64_t target = t_us < p->cub_k_us ? p->cub_origin - delta : p->cub_origin + delta;
+    int64_t cnt = target > seg ? seg / (target - seg) : 100 * seg;
+    if (p->cub_w_max == 0 && cnt > 20) cnt = 20; /* no loss yet: at least 1 segment per 20 */
+    const int64_t per = (seg * 15) >> 3 > 1 ? (seg * 15) >> 3 : 1;
+    if (p->cub_est_acc > per) { /* Linux's while loop, in one division */
+        const int64_t n = (p->cub_est_acc - 1) / per;
+        p->cub_est_acc -= n * per;
+        p->cub_w_est += n;
+    }
+    if (p->cub_w_est > seg) {
+        const int64_t most = seg / (p->cub_w_est - seg);
+        if (cnt > most) cnt = most;
+    }
+    if (cnt < 2) cnt = 2; /* at most one segment per two acknowledged: 1.5 cwnd per RTT */
+    p->cub_acc += segs;
+    if (p->cub_acc >= cnt) {
+        p->cub_acc -= cnt;
+        p->cwnd_bytes += mss;
+    }
+}
+
 static void cubic_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t rtt_ns, int64_t now) {
     mps_path *p = &s->paths[j];
     const int64_t mss = s->mss;
+    if (p->cubic_segments) {
+        cubic_segments_on_ack(s, p, acked, now);
+        return;
+    }
     if (p->cub_epoch_start < 0) {
         p->cub_epoch_start = now;
         if (p->cwnd_bytes < p->cub_w_max) {
@@ -132,6 +193,12 @@ static void cubic_on_ack(mps_sim *s, int j, int64_t acked, int64_t pn, int64_t r
 /* The part of a decrease and a timeout that the two share (RFC 9438 4.6, 4.7). */
 static void cubic_reduce(mps_sim *s, mps_path *p) {
     p->cub_epoch_start = -1;
+    if (p->cubic_segments) { /* 7.8.1: in whole segments, as the Linux kernel */
+        const int64_t seg = p->cwnd_bytes / s->mss, reduced = seg * 7 / 10;
+        p->cub_w_max = seg < p->cub_w_max ? seg * 17 / 20 : seg;
+        p->ssthresh = (reduced > 2 ? reduced : 2) * s->mss;
+        return;
+    }
     p->cub_w_max = p->cwnd_bytes < p->cub_w_max ? p->cwnd_bytes * 17 / 20 : p->cwnd_bytes; /* fast convergence */
     const int64_t reduced = p->cwnd_bytes * 7 / 10, floor2 = 2 * (int64_t)s->mss;
     p->ssthresh = reduced > floor2 ? reduced : floor2;
@@ -146,6 +213,7 @@ static void cubic_on_congestion(mps_sim *s, int j, int64_t flight) {
 static void cubic_on_rto(mps_sim *s, int j, int64_t flight) {
     mps_path *p = &s->paths[j];
     cubic_reduce(s, p);
+    if (p->cubic_segments) p->cub_w_max = 0; /* 7.8.1: the loss state forgets W_max */
     p->cwnd_bytes = s->mss;
 }
 

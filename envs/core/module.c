@@ -300,6 +300,7 @@ static int get_threshold(PyObject *dict, const char *key, const char *ctx, uint6
 
 static const char *const LOSS_MODELS[2] = {"iid", "gilbert_elliott"};
 static const char *const FAST_RECOVERIES[2] = {"immediate", "prr"}; /* enum mps_fast_recovery */
+static const char *const CUBIC_ARITHMETICS[2] = {"rfc9438", "segments"}; /* enum mps_cubic_arithmetic */
 static const char *const RECEIVERS[2] = {"block", "in_order"};
 
 /* Buffers acquired while a Sim is built, released together. */
@@ -431,6 +432,10 @@ static int parse_subflow(PyObject *pd, const char *what, int j, int cross, buffe
     pc->fast_recovery = MPS_FR_IMMEDIATE; /* optional: the QUIC-style default */
     if (PyDict_GetItemString(pd, "fast_recovery") &&
         parse_name(pd, ctx, "fast_recovery", FAST_RECOVERIES, 2, &pc->fast_recovery))
+        return -1;
+    pc->cubic_arithmetic = MPS_CUBIC_RFC9438; /* optional: RFC 9438 in bytes (7.8) */
+    if (PyDict_GetItemString(pd, "cubic_arithmetic") &&
+        parse_name(pd, ctx, "cubic_arithmetic", CUBIC_ARITHMETICS, 2, &pc->cubic_arithmetic))
         return -1;
     if (parse_delay_dynamics(pd, ctx, pool, pc) != 0 || parse_outages(pd, ctx, pool, pc) != 0) return -1;
     pc->ack_loss_threshold = 0; /* optional: acknowledgements are not lost at random */

@@ -142,6 +142,8 @@ static int check_subflow(const mps_config *c, const mps_subflow_config *p, const
     CHECK(p->cc >= 0 && p->cc < MPS_CC_COUNT, "%s[%d].cc: %d is not a known controller", what, j, p->cc);
     CHECK(p->fast_recovery == MPS_FR_IMMEDIATE || p->fast_recovery == MPS_FR_PRR,
           "%s[%d].fast_recovery: %d is not a known fast recovery", what, j, p->fast_recovery);
+    CHECK(p->cubic_arithmetic == MPS_CUBIC_RFC9438 || p->cubic_arithmetic == MPS_CUBIC_SEGMENTS,
+          "%s[%d].cubic_arithmetic: %d is not a known Cubic arithmetic", what, j, p->cubic_arithmetic);
     CHECK(p->initial_cwnd_bytes >= c->mss_bytes && p->initial_cwnd_bytes <= (INT64_C(1) << 40),
           "%s[%d].initial_cwnd_bytes: %lld is outside [mss_bytes, 2^40]", what, j, (long long)p->initial_cwnd_bytes);
     CHECK(p->min_rto_ns >= 1 && p->min_rto_ns <= p->max_rto_ns && p->max_rto_ns <= MPS_MAX_DELAY_NS,
@@ -603,6 +605,7 @@ mps_sim *mps_sim_create(const mps_config *c) {
         p->ge_bad_loss_threshold = pc->ge_bad_loss_threshold;
         p->cc = pc->cc;
         p->prr = (uint8_t)pc->fast_recovery;
+        p->cubic_segments = (uint8_t)pc->cubic_arithmetic;
         p->backup = (uint8_t)(pc->backup != 0);
         p->timed = (uint8_t)(p->is_cross || pc->start_ns > 0 || pc->stop_ns < MPS_MAX_TIME_NS);
         p->gated = (uint8_t)(p->timed || p->backup);
@@ -1461,6 +1464,7 @@ static void congestion_event(mps_sim *s, int j, int64_t pn, int64_t flight) {
     /* RFC 6937 section 3: RecoverFS is the flight when recovery begins, the lost packet included */
     p->prr_recover_fs = flight;
     p->prr_delivered = p->prr_out = 0;
+    p->cub_recovery_acked = 0;
 }
 
 /* 7.4, fast_recovery = prr: the window for the acknowledgement that delivered `delivered`
@@ -1704,6 +1708,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         /* 6 */
         if (newly) {
             p->olia_l1 += pk.size;
+            if (p->recovery == MPS_REC_FAST) p->cub_recovery_acked += pk.size; /* 7.8.1 */
             if (p->recovery == MPS_REC_NONE && 2 * inflight_before >= p->cwnd_bytes) {
                 if (p->cwnd_bytes < p->ssthresh && !cc->owns_slow_start) {
                     p->cwnd_bytes += pk.size < s->mss ? pk.size : s->mss; /* slow start, RFC 5681 eq. (2) */
@@ -1718,8 +1723,13 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     }
     /* 7 */
     if (p->recovery != MPS_REC_NONE && pk.pn > p->recover_pn) {
-        if (p->recovery == MPS_REC_FAST && p->prr) p->cwnd_bytes = p->ssthresh; /* RFC 6937: the end */
+        const int fast = p->recovery == MPS_REC_FAST;
+        if (fast && p->prr) p->cwnd_bytes = p->ssthresh; /* RFC 6937: the end */
         p->recovery = MPS_REC_NONE;
+        /* 7.8.1: the cumulative acknowledgement that ends a TCP recovery covers every
+         * segment acknowledged during it, and Linux and ns-3 pass them all to Cubic */
+        if (fast && p->cubic_segments && p->cc == MPS_CC_CUBIC && 2 * inflight_before >= p->cwnd_bytes)
+            cc->on_ack(s, j, p->cub_recovery_acked, pk.pn, rtt, t);
     } else if (p->recovery == MPS_REC_FAST && p->prr) {
         prr_on_ack(s, p, newly ? pk.size : 0, p->fast_recoveries != recoveries_before);
     }

@@ -64,6 +64,7 @@ enum mps_recovery { MPS_REC_NONE = 0, MPS_REC_FAST = 1, MPS_REC_RTO = 2 };
 /* How the window falls in fast recovery (7.4): at once to ssthresh (RFC 9002 7.3.2), or
  * by Proportional Rate Reduction (RFC 6937), as Linux and ns-3 TCP do */
 enum mps_fast_recovery { MPS_FR_IMMEDIATE = 0, MPS_FR_PRR = 1 };
+enum mps_cubic_arithmetic { MPS_CUBIC_RFC9438 = 0, MPS_CUBIC_SEGMENTS = 1 };
 /* State of a sent packet's record at the sender (7). */
 enum mps_rec_state { MPS_REC_OUT = 0, MPS_REC_HOLE = 1, MPS_REC_ACKED = 2, MPS_REC_LOST = 3 };
 /* Sender state of a piece (7). */
@@ -118,6 +119,7 @@ typedef struct {
     int64_t min_rto_ns;
     int64_t max_rto_ns;
     int32_t fast_recovery; /* enum mps_fast_recovery */
+    int32_t cubic_arithmetic; /* enum mps_cubic_arithmetic */
     int64_t ring_capacity; /* power of two: most unresolved packets of this subflow */
     int64_t start_ns, stop_ns; /* the subflow sends in [start, stop) (paths: 0 and forever by default) */
     /* delay dynamics (4, 6): from delay_start_ns[k] on, the one-way delays are the k-th
@@ -248,6 +250,7 @@ typedef struct {
     uint8_t ge_bad; /* Gilbert-Elliott state */
     uint8_t last_lost; /* whether the subflow's previous packet off the link was lost */
     uint8_t prr; /* fast recovery by RFC 6937 (enum mps_fast_recovery) */
+    uint8_t cubic_segments; /* Cubic in whole segments (7.8.1, enum mps_cubic_arithmetic) */
     int64_t last_send_ns;
     /* what policies read as the path's rate (10): written when a decision is pending */
     int64_t link_rate_bps; /* the link's bandwidth now */
@@ -257,6 +260,7 @@ typedef struct {
     mps_rec *ring;
     /* controller state (7.8-7.10) */
     int64_t cub_w_max, cub_k_us, cub_origin, cub_epoch_start, cub_w_est, cub_est_acc, cub_acc;
+    int64_t cub_bytes_acc, cub_recovery_acked; /* 7.8.1: bytes short of a segment; bytes acked in a fast recovery */
     double lia_acc, olia_acc, balia_acc;
     int64_t olia_l1, olia_l2;
     /* wVegas (7.12): the round ends at the acknowledgement of packet wv_round_pn or later */

@@ -1,7 +1,7 @@
 """Write one episode of a scenario in the text format read by episode_main.c.
 
 usage: python dump_episode.py SCENARIO SEED OUT [--cc NAME] [--loss P] [--duration S] [--drop-expired]
-                              [--stream-sequence]
+                              [--stream-sequence] [--cubic-arithmetic NAME]
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ def main() -> None:
     ap.add_argument("--drop-expired", action="store_true", help="cancel blocks once their deadline has passed")
     ap.add_argument("--stream-sequence", action="store_true",
                     help="in-order receiver with sequence positions in the application's byte order")
+    ap.add_argument("--cubic-arithmetic", choices=("rfc9438", "segments"), help="override the transport's")
     args = ap.parse_args()
     d = scenarios.resolve(args.scenario).to_dict()
+    if args.cubic_arithmetic:
+        d["transport"] = {**d["transport"], "cubic_arithmetic": args.cubic_arithmetic}
     for p in d["paths"]:
         if args.cc:
             set_path_cc(p, args.cc)
@@ -39,7 +42,8 @@ def main() -> None:
     ep = build_episode(scenarios.resolve(d), args.seed)
     c = ep.core_inputs(drop_expired=args.drop_expired)
     codes = {"ideal": 0, "newreno": 1, "cubic": 2, "lia": 3, "olia": 4, "balia": 5, "wvegas": 6, "ccp": 7,
-             "iid": 0, "gilbert_elliott": 1, "block": 0, "in_order": 1, "immediate": 0, "prr": 1}
+             "iid": 0, "gilbert_elliott": 1, "block": 0, "in_order": 1, "immediate": 0, "prr": 1,
+             "rfc9438": 0, "segments": 1}
     b = c["blocks"]
     with open(args.out, "w") as f:
         f.write(" ".join(str(x) for x in (
@@ -61,6 +65,7 @@ def main() -> None:
                 len(p.get("down_start_ns", ())), int(bool(p.get("backup", False))), p.get("ack_loss_threshold", 0),
                 p.get("rev_rate_bps", 0), p.get("ack_bytes", 0), p.get("rev_queue_bytes", 1 << 62),
                 p.get("ccp_gain_milli", 2000), p.get("ccp_storage_bytes", 0),
+                codes[p.get("cubic_arithmetic", "rfc9438")],
             )) + "\n")
             for key in ("delay_start_ns", "fwd_delay_step_ns", "rev_delay_step_ns", "down_start_ns", "down_end_ns"):
                 f.write(" ".join(str(int(x)) for x in p.get(key, ())) + "\n")

@@ -58,7 +58,7 @@ static int read_schedule(FILE *f, mps_link_config *k) {
 }
 
 static int read_subflow(FILE *f, mps_subflow_config *p) {
-    int64_t link, loss_model, cc, fast_recovery, delay_n, down_n, backup;
+    int64_t link, loss_model, cc, fast_recovery, delay_n, down_n, backup, cubic_arithmetic;
     if (read_i64(f, &link) || read_i64(f, &p->fwd_delay_ns) || read_i64(f, &p->rev_delay_ns) ||
         read_i64(f, &loss_model) || read_u64(f, &p->loss_threshold) || read_u64(f, &p->ge_p_threshold) ||
         read_u64(f, &p->ge_r_threshold) || read_u64(f, &p->ge_bad_loss_threshold) || read_i64(f, &cc) ||
@@ -68,7 +68,7 @@ static int read_subflow(FILE *f, mps_subflow_config *p) {
         read_i64(f, &delay_n) || delay_n < 0 || delay_n > MPS_MAX_DELAY_STEPS || read_i64(f, &down_n) ||
         down_n < 0 || down_n > MPS_MAX_OUTAGES || read_i64(f, &backup) || read_u64(f, &p->ack_loss_threshold) ||
         read_i64(f, &p->rev_rate_bps) || read_i64(f, &p->ack_bytes) || read_i64(f, &p->rev_queue_bytes) ||
-        read_i64(f, &p->ccp_gain_milli) || read_i64(f, &p->ccp_storage_bytes))
+        read_i64(f, &p->ccp_gain_milli) || read_i64(f, &p->ccp_storage_bytes) || read_i64(f, &cubic_arithmetic))
         return -1;
     p->backup = (int32_t)backup;
     p->delay_n = (int32_t)delay_n;
@@ -92,6 +92,7 @@ static int read_subflow(FILE *f, mps_subflow_config *p) {
     }
     p->link = (int32_t)link;
     p->fast_recovery = (int32_t)fast_recovery;
+    p->cubic_arithmetic = (int32_t)cubic_arithmetic;
     p->loss_model = (int32_t)loss_model;
     p->cc = (int32_t)cc;
     return 0;

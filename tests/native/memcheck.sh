@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Memory checks of the simulator core, without and with Python:
-#   1. the C driver (episode_main.c) built with -O1 -g runs full NewReno, Cubic and ideal
-#      episodes with random loss, a CCP one, an episode with every part of the model (rich.yaml:
+#   1. the C driver (episode_main.c) built with -O1 -g runs full NewReno, Cubic (RFC 9438's
+#      arithmetic and in segments) and ideal episodes with random loss, a CCP one, an episode with every part of the model (rich.yaml:
 #      shared link, cross traffic, LIA, OLIA, BALIA, wVegas, CCP, Gilbert-Elliott, PRR, in-order
 #      receiver)
 #      and one with expired blocks dropped, natively (every native baseline) and through
@@ -34,6 +34,8 @@ command -v valgrind >/dev/null || { echo "memcheck: valgrind is not installed" >
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 0 "$work/newreno.txt" --cc newreno --loss 0.02
 "$python" "$here/dump_episode.py" dams-dynamic-2-rtt-80 1 "$work/ideal.txt" --cc ideal --loss 0.02
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 2 "$work/cubic.txt" --cc cubic --loss 0.01
+"$python" "$here/dump_episode.py" dams-bw-1-1.5 2 "$work/cubic_segments.txt" --cc cubic --loss 0.01 \
+    --cubic-arithmetic segments
 "$python" "$here/dump_episode.py" dams-bw-1-1.5 9 "$work/ccp.txt" --cc ccp --loss 0.01
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 3 "$work/rich.txt"
 "$python" "$here/dump_episode.py" "$here/rich.yaml" 5 "$work/stream.txt" --stream-sequence --drop-expired
@@ -51,6 +53,8 @@ runs=(
     "newreno.txt step 16 2 3 30000"
     "ideal.txt step 4 8 2 30000"
     "cubic.txt run minrtt"
+    "cubic_segments.txt run minrtt"
+    "cubic_segments.txt step-clone 16 2 3 30000"
     "ccp.txt run minrtt"
     "ccp.txt step 16 2 3 30000"
     "rich.txt run minrtt"
