@@ -8,8 +8,8 @@ nothing from :mod:`mpsched` (standard library only). Section numbers in the comm
 Public API: :func:`run_reference` and the constant :data:`WAIT`. The helpers
 :func:`splitmix64`, :class:`Xoshiro256ss`, :class:`Bandwidth`, :func:`icbrt`,
 :func:`trunc_div`, :class:`CubicState`, :func:`cubic_increase`, :func:`cubic_segments_increase`,
-:func:`lia_increase`,
-:func:`olia_increase` and :func:`ccp_window` are exposed for the unit tests of this module.
+:func:`cubic_segments_reduce`, :func:`lia_increase`, :func:`olia_increase` and
+:func:`ccp_window` are exposed for the unit tests of this module.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ __all__ = [
     "ccp_window",
     "cubic_increase",
     "cubic_segments_increase",
+    "cubic_segments_reduce",
     "icbrt",
     "lia_increase",
     "olia_increase",
