@@ -33,7 +33,8 @@ def test_built_in_suites_load_and_expand() -> None:
         "daps-paper": (6 + 3 + 2 * 6) * 2 * 3,  # and the ideal-cc and cubic variants of table-ii
         "rtx-paper": (1 + 5) * 4 * 4 * 6 * 5,  # the groups and five sensitivity variants of each
         "srpt-ecf-paper": (1 + 3) * 4 * 10,  # and three sensitivity variants
-        "leaderboard": 13 * (len(registry.ids("baseline")) + 3) * 10,  # and the held DAMS-C
+        # and the held DAMS-C, the optimum and the agent; on the four video scenarios, two rollouts
+        "leaderboard": 13 * (len(registry.ids("baseline")) + 3) * 10 + 4 * 2 * 10,
     }
     for name, count in expected.items():
         episodes = load_suite(name).episodes()
@@ -54,11 +55,13 @@ def test_quick_variants_are_smaller() -> None:
 
 
 def test_leaderboard_runs_every_baseline_the_optimum_and_the_agent_on_video_web_bulk_and_dynamics() -> None:
+    """And on video the honest and the clairvoyant rollout of DAMS."""
     suite = load_suite("leaderboard")
     assert [g.name for g in suite.groups] == ["video", "web", "bulk", "dynamics"]
+    every = registry.ids("baseline") + ["dams-c(hold_gain=1.5)", "optimum", "agent:default"]
     for g in suite.groups:
-        assert [p.label for p in g.policies] == registry.ids("baseline") + ["dams-c(hold_gain=1.5)", "optimum",
-                                                                          "agent:default"]
+        rollouts = ["rollout:dams", "rollout:dams(variant=clairvoyant)"] if g.name == "video" else []
+        assert [p.label for p in g.policies] == every + rollouts
     traced = [c for g in suite.groups for c in g.cases
               if any(p.bandwidth and p.bandwidth["type"] == "trace" for p in c.scenario.paths)]
     assert {c.name for c in traced} >= {"video-avc-cellular", "web-wifi-lte", "bulk-wifi-lte-olia"}
