@@ -402,6 +402,9 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr") ->
     set for sockets of controller ``cc``, fast recovery ``recovery`` (:class:`Ns3Case`)."""
     from ns import ns  # the ns3 extra; a missing module is the caller's to report
 
+    recoveries = {"prr": ns.TcpPrrRecovery, "classic": ns.TcpClassicRecovery}
+    if recovery not in recoveries:
+        raise ValueError(f"ns3_recovery: got {recovery!r}; expected one of {', '.join(recoveries)}")
     if not hasattr(ns.cppyy.gbl, "mpsched_ns3"):
         ns.cppyy.cppdef(_NS3_LOSS_MODEL)
     defaults = {
@@ -414,8 +417,7 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr") ->
         "ns3::TcpSocketBase::Sack": ns.BooleanValue(True),
         "ns3::TcpCubic::HyStart": ns.BooleanValue(False),
         "ns3::TcpSocketBase::MinRto": ns.TimeValue(ns.NanoSeconds(int(round(min_rto_ms * 1e6)))),
-        "ns3::TcpL4Protocol::RecoveryType": ns.TypeIdValue(
-            {"prr": ns.TcpPrrRecovery, "classic": ns.TcpClassicRecovery}[recovery].GetTypeId()),
+        "ns3::TcpL4Protocol::RecoveryType": ns.TypeIdValue(recoveries[recovery].GetTypeId()),
     }
     for name, value in defaults.items():
         ns.Config.SetDefault(name, value)

@@ -1708,7 +1708,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         /* 6 */
         if (newly) {
             p->olia_l1 += pk.size;
-            if (p->recovery == MPS_REC_FAST) p->cub_recovery_acked += pk.size; /* 7.8.1 */
+            if (p->recovery == MPS_REC_FAST && p->cubic_segments) p->cub_recovery_acked += pk.size; /* 7.8.1 */
             if (p->recovery == MPS_REC_NONE && 2 * inflight_before >= p->cwnd_bytes) {
                 if (p->cwnd_bytes < p->ssthresh && !cc->owns_slow_start) {
                     p->cwnd_bytes += pk.size < s->mss ? pk.size : s->mss; /* slow start, RFC 5681 eq. (2) */
