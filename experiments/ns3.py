@@ -23,8 +23,10 @@ sender is the standard one the core models (docs/model.md sections 4 and 7):
   other way and are never dropped, as in the core;
 - SACK on, initial window 10, MSS 1448 bytes, an acknowledgement per packet
   (``DelAckCount`` 1, as the core's receiver);
-- fast recovery by PRR on both sides (ns-3's default recovery; the core's
-  ``fast_recovery: prr``);
+- fast recovery by PRR on both sides (the core's ``fast_recovery: prr``; in ns-3 its
+  default ``TcpPrrRecovery`` step for step, with one product formed in 64 bits instead
+  of 32: in ns-3 3.44 ``prr_delivered * ssthresh`` wraps for windows over about 64
+  segments, :attr:`Ns3Case.ns3_recovery`);
 - Cubic in whole segments on both sides (ns-3's ``TcpCubic`` counts as Linux does; the
   core's ``cubic_arithmetic: segments``, docs/model.md 7.8.1);
 - minimum RTO 1 s on both sides (RFC 6298 and ns-3's default). ns-3 restarts its timer
@@ -63,6 +65,11 @@ __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsche
 MSS_BYTES = 1448
 WIRE_HEADER_BYTES = 54  # TCP 20 + timestamp option 12, IPv4 20, PPP 2
 CONTROLLERS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+NS3_RECOVERIES = ("prr-64", "prr", "prr-32", "classic")
+"""ns-3's fast recovery (:attr:`Ns3Case.ns3_recovery`): ns-3 3.44's PRR with its arithmetic
+in 64 bits (the comparison's), ns-3's own ``TcpPrrRecovery``, the same step for step in
+32 bits as ns-3 3.44 has it (equal to ``prr``, a check of the copy), and
+``TcpClassicRecovery``."""
 SAMPLE_S = 0.01
 """Period at which the smoothed RTT and the congestion window are sampled in both
 simulators (from one period after the handshake on)."""
@@ -105,6 +112,8 @@ def lost_data_packets(core_seed: int, loss: float, count: int, subflow: int = 0)
 
 
 _NS3_LOSS_MODEL = r"""
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 namespace mpsched_ns3 {
 // Drops the data packets (at least min_bytes long) whose ordinal among the data packets
@@ -125,6 +134,57 @@ class PairedDataLoss : public ns3::ErrorModel {
     }
     void DoReset() override { next_ = 0; seen = 0; dropped = 0; }
 };
+// ns-3 3.44's TcpPrrRecovery step for step (RFC 6937: RecoverFS = bytes in flight at
+// entry; one segment added to DeliveredData per duplicate ACK until prr_delivered reaches
+// RecoverFS; below ssthresh the conservative bound, one segment more on an ACK of
+// retransmitted data), with the width of its arithmetic as the parameter. ns-3 3.44 forms
+// prr_delivered * ssthresh and prr_delivered - prr_out in 32 bits: the product wraps once
+// it passes 2^32 (bytes squared), from a RecoverFS of about 64 segments on, and PRR then
+// sends next to nothing until the pipe has fallen to ssthresh. WIDE forms both in 64 bits,
+// as later ns-3 releases do; WIDE = false reproduces ns-3 3.44 (tests/test_ns3.py).
+template <bool WIDE>
+class PrrRecovery : public ns3::TcpClassicRecovery {
+  public:
+    static ns3::TypeId GetTypeId() {
+        static ns3::TypeId tid = ns3::TypeId(WIDE ? "mpsched::PrrRecovery64" : "mpsched::PrrRecovery32")
+                                     .SetParent<ns3::TcpClassicRecovery>()
+                                     .template AddConstructor<PrrRecovery>();
+        return tid;
+    }
+    std::string GetName() const override { return WIDE ? "PrrRecovery64" : "PrrRecovery32"; }
+    void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t, uint32_t, uint32_t delivered) override {
+        out_ = 0;
+        delivered_ = 0;
+        recover_fs_ = std::max<uint32_t>(1, tcb->m_bytesInFlight);
+        DoRecovery(tcb, delivered, true);
+    }
+    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t delivered, bool dupack) override {
+        const uint32_t mss = tcb->m_segmentSize, ssthresh = tcb->m_ssThresh, inflight = tcb->m_bytesInFlight;
+        if (dupack && delivered_ < recover_fs_) delivered += mss;
+        if (delivered == 0) return;
+        delivered_ += delivered;
+        int64_t send;
+        if (inflight > ssthresh) {
+            const uint64_t product = WIDE ? uint64_t(delivered_) * ssthresh : uint64_t(uint32_t(delivered_ * ssthresh));
+            send = int64_t((product + recover_fs_ - 1) / recover_fs_) - int64_t(out_);
+        } else {
+            int64_t limit = WIDE ? std::max<int64_t>(int64_t(delivered_) - int64_t(out_), delivered)
+                                 : int64_t(int32_t(std::max<uint32_t>(delivered_ - out_, delivered)));
+            if (tcb->m_isRetransDataAcked) limit += mss;
+            send = std::min<int64_t>(limit, int64_t(ssthresh) - int64_t(inflight));
+        }
+        send = std::max<int64_t>(send, out_ > 0 ? 0 : mss);  // the fast retransmit on entry
+        tcb->m_cWnd = uint32_t(int64_t(inflight) + send);
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+    void ExitRecovery(ns3::Ptr<ns3::TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void UpdateBytesSent(uint32_t sent) override { out_ += sent; }
+    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<PrrRecovery>(this); }
+  private:
+    uint32_t delivered_ = 0, out_ = 0, recover_fs_ = 1;
+};
+inline ns3::TypeId PrrRecovery32Id() { return PrrRecovery<false>::GetTypeId(); }
+inline ns3::TypeId PrrRecovery64Id() { return PrrRecovery<true>::GetTypeId(); }
 // Sets a point-to-point device's rate at `at_s` seconds of simulated time.
 void ScheduleDataRate(ns3::Ptr<ns3::NetDevice> device, double at_s, uint64_t bps) {
     ns3::Ptr<ns3::PointToPointNetDevice> p2p = ns3::DynamicCast<ns3::PointToPointNetDevice>(device);
@@ -237,9 +297,14 @@ class Ns3Case:
     cubic_arithmetic : {"segments", "rfc9438"}
         mpsched's Cubic arithmetic (docs/model.md 7.8, 7.8.1); ns-3's TcpCubic counts in
         whole segments, as Linux does.
-    ns3_recovery : {"prr", "classic"}
-        ns-3's fast recovery: ``TcpPrrRecovery`` (its default) or ``TcpClassicRecovery``
-        (RFC 5681's window inflation), for sensitivity runs (docs/model.md 7.14).
+    ns3_recovery : {"prr-64", "prr", "prr-32", "classic"}
+        ns-3's fast recovery (:data:`NS3_RECOVERIES`). ``prr-64`` (the default) is ns-3
+        3.44's ``TcpPrrRecovery`` step for step with ``prr_delivered * ssthresh`` formed
+        in 64 bits: ns-3 3.44 forms it in 32 bits, which wraps from a RecoverFS of about
+        64 segments on and silences PRR until the pipe falls to ssthresh (docs/model.md
+        7.14). ``prr`` is ns-3's own class, ``prr-32`` the copy in 32 bits (the same
+        figures as ``prr``), ``classic`` ``TcpClassicRecovery``; the last three are for
+        sensitivity runs.
     """
 
     cc: str
@@ -251,7 +316,7 @@ class Ns3Case:
     min_rto_ms: float = 1000.0
     fast_recovery: str = "prr"
     cubic_arithmetic: str = "segments"
-    ns3_recovery: str = "prr"
+    ns3_recovery: str = "prr-64"
 
     @property
     def queue_packets(self) -> int:
@@ -397,16 +462,18 @@ def ns3_available() -> bool:
     return importlib.util.find_spec("ns") is not None
 
 
-def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr") -> Any:
+def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr-64") -> Any:
     """ns-3's bindings (the ``ns`` namespace) with the TCP defaults of the module docstring
     set for sockets of controller ``cc``, fast recovery ``recovery`` (:class:`Ns3Case`)."""
     from ns import ns  # the ns3 extra; a missing module is the caller's to report
 
-    recoveries = {"prr": ns.TcpPrrRecovery, "classic": ns.TcpClassicRecovery}
-    if recovery not in recoveries:
-        raise ValueError(f"ns3_recovery: got {recovery!r}; expected one of {', '.join(recoveries)}")
+    if recovery not in NS3_RECOVERIES:
+        raise ValueError(f"ns3_recovery: got {recovery!r}; expected one of {', '.join(NS3_RECOVERIES)}")
     if not hasattr(ns.cppyy.gbl, "mpsched_ns3"):
         ns.cppyy.cppdef(_NS3_LOSS_MODEL)
+    ours = ns.cppyy.gbl.mpsched_ns3
+    recoveries = {"prr": ns.TcpPrrRecovery.GetTypeId, "classic": ns.TcpClassicRecovery.GetTypeId,
+                  "prr-32": ours.PrrRecovery32Id, "prr-64": ours.PrrRecovery64Id}
     defaults = {
         "ns3::TcpL4Protocol::SocketType": ns.StringValue(CONTROLLERS[cc]),
         "ns3::TcpSocket::SegmentSize": ns.UintegerValue(MSS_BYTES),
@@ -417,7 +484,7 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr") ->
         "ns3::TcpSocketBase::Sack": ns.BooleanValue(True),
         "ns3::TcpCubic::HyStart": ns.BooleanValue(False),
         "ns3::TcpSocketBase::MinRto": ns.TimeValue(ns.NanoSeconds(int(round(min_rto_ms * 1e6)))),
-        "ns3::TcpL4Protocol::RecoveryType": ns.TypeIdValue(recoveries[recovery].GetTypeId()),
+        "ns3::TcpL4Protocol::RecoveryType": ns.TypeIdValue(recoveries[recovery]()),
     }
     for name, value in defaults.items():
         ns.Config.SetDefault(name, value)
@@ -939,12 +1006,18 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
 
     absolute = np.abs(errors)
     arithmetic = ", ".join(sorted({r.get("cubic_arithmetic", "rfc9438") for r in rows}))
+    recoveries = {"prr-64": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in 64 "
+                  "bits (ns-3 3.44 forms it in 32 bits, which wraps for windows over about 64 segments)",
+                  "prr": "ns-3 3.44's own `TcpPrrRecovery`", "prr-32": "a copy of ns-3 3.44's `TcpPrrRecovery`",
+                  "classic": "ns-3's `TcpClassicRecovery`"}
+    recovery = "; ".join(recoveries[name] for name in sorted({r.get("ns3_recovery", "prr") for r in rows}))
     lines = [
         "# mpsched against ns-3: bulk NewReno and Cubic over one drop-tail bottleneck",
         "",
         f"`{command}` at git revision {git_revision()}, ns-3 3.44 (`pip install ns3`). Each case is one bulk flow "
         "built as an mpsched scenario and as an ns-3 program with the same link, queue, MSS, wire overhead, initial "
-        "window, minimum RTO and fast recovery (PRR), and the same lost data packets (paired losses); mpsched's "
+        f"window, minimum RTO and fast recovery (PRR; in ns-3, {recovery}), and the same lost data packets "
+        "(paired losses); mpsched's "
         f"Cubic counts `cubic_arithmetic: {arithmetic}` (docs/model.md 7.8, 7.8.1; ns-3's TcpCubic counts in whole "
         "segments). `experiments/ns3.py` gives the set-up, docs/model.md 7.14 what still differs and its measured "
         "size.",
