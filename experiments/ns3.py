@@ -24,9 +24,10 @@ sender is the standard one the core models (docs/model.md sections 4 and 7):
 - SACK on, initial window 10, MSS 1448 bytes, an acknowledgement per packet
   (``DelAckCount`` 1, as the core's receiver);
 - fast recovery by PRR on both sides (the core's ``fast_recovery: prr``; in ns-3 its
-  default ``TcpPrrRecovery`` step for step, with one product formed in 64 bits instead
-  of 32: in ns-3 3.44 ``prr_delivered * ssthresh`` wraps for windows over about 64
-  segments, :attr:`Ns3Case.ns3_recovery`);
+  default ``TcpPrrRecovery`` step for step with the two corrections later ns-3 releases
+  made: in ns-3 3.44 ``prr_delivered * ssthresh`` wraps in 32 bits for windows over about
+  64 segments, and a duplicate ACK adds a segment to DeliveredData on top of the SACKed
+  bytes; :attr:`Ns3Case.ns3_recovery`);
 - Cubic in whole segments on both sides (ns-3's ``TcpCubic`` counts as Linux does; the
   core's ``cubic_arithmetic: segments``, docs/model.md 7.8.1);
 - minimum RTO 1 s on both sides (RFC 6298 and ns-3's default). ns-3 restarts its timer
@@ -65,11 +66,11 @@ __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsche
 MSS_BYTES = 1448
 WIRE_HEADER_BYTES = 54  # TCP 20 + timestamp option 12, IPv4 20, PPP 2
 CONTROLLERS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
-NS3_RECOVERIES = ("prr-64", "prr", "prr-32", "classic")
-"""ns-3's fast recovery (:attr:`Ns3Case.ns3_recovery`): ns-3 3.44's PRR with its arithmetic
-in 64 bits (the comparison's), ns-3's own ``TcpPrrRecovery``, the same step for step in
-32 bits as ns-3 3.44 has it (equal to ``prr``, a check of the copy), and
-``TcpClassicRecovery``."""
+NS3_RECOVERIES = ("prr-sack", "prr", "prr-32", "prr-64", "classic")
+"""ns-3's fast recovery (:attr:`Ns3Case.ns3_recovery`): ns-3 3.44's PRR with the two
+corrections later ns-3 releases made (the comparison's), ns-3's own ``TcpPrrRecovery``,
+the copy of it as ns-3 3.44 has it (equal to ``prr``, a check of the copy), the copy with
+one of the corrections, and ``TcpClassicRecovery``."""
 SAMPLE_S = 0.01
 """Period at which the smoothed RTT and the congestion window are sampled in both
 simulators (from one period after the handshake on)."""
@@ -135,23 +136,29 @@ class PairedDataLoss : public ns3::ErrorModel {
     void DoReset() override { next_ = 0; seen = 0; dropped = 0; }
 };
 // ns-3 3.44's TcpPrrRecovery step for step (RFC 6937: RecoverFS = bytes in flight at
-// entry; one segment added to DeliveredData per duplicate ACK until prr_delivered reaches
-// RecoverFS; below ssthresh the conservative bound, one segment more on an ACK of
-// retransmitted data), with the width of its arithmetic as the parameter. ns-3 3.44 forms
-// prr_delivered * ssthresh and prr_delivered - prr_out in 32 bits: the product wraps once
+// entry; below ssthresh the conservative bound, one segment more on an ACK of
+// retransmitted data), with two of its choices as parameters. WIDE: ns-3 3.44 forms
+// prr_delivered * ssthresh and prr_delivered - prr_out in 32 bits; the product wraps once
 // it passes 2^32 (bytes squared), from a RecoverFS of about 64 segments on, and PRR then
-// sends next to nothing until the pipe has fallen to ssthresh. WIDE forms both in 64 bits,
-// as later ns-3 releases do; WIDE = false reproduces ns-3 3.44 (tests/test_ns3.py).
-template <bool WIDE>
+// sends next to nothing until the pipe has fallen to ssthresh. WIDE forms both in 64
+// bits. DUPACK_SEGMENT: ns-3 3.44 adds one segment to DeliveredData per duplicate ACK
+// (until prr_delivered reaches RecoverFS) on top of the newly SACKed bytes its caller
+// passes; RFC 6937 (section 3) adds it only where SACK is off. Later ns-3 releases do
+// both as RFC 6937: WIDE and no DUPACK_SEGMENT. <false, true> is ns-3 3.44's class
+// (tests/test_ns3.py).
+template <bool WIDE, bool DUPACK_SEGMENT>
 class PrrRecovery : public ns3::TcpClassicRecovery {
   public:
+    static const char* Name() {
+        return WIDE ? (DUPACK_SEGMENT ? "mpsched::PrrRecovery64" : "mpsched::PrrRecoverySack")
+                    : (DUPACK_SEGMENT ? "mpsched::PrrRecovery32" : "mpsched::PrrRecovery32Sack");
+    }
     static ns3::TypeId GetTypeId() {
-        static ns3::TypeId tid = ns3::TypeId(WIDE ? "mpsched::PrrRecovery64" : "mpsched::PrrRecovery32")
-                                     .SetParent<ns3::TcpClassicRecovery>()
-                                     .template AddConstructor<PrrRecovery>();
+        static ns3::TypeId tid =
+            ns3::TypeId(Name()).SetParent<ns3::TcpClassicRecovery>().template AddConstructor<PrrRecovery>();
         return tid;
     }
-    std::string GetName() const override { return WIDE ? "PrrRecovery64" : "PrrRecovery32"; }
+    std::string GetName() const override { return Name(); }
     void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t, uint32_t, uint32_t delivered) override {
         out_ = 0;
         delivered_ = 0;
@@ -160,7 +167,7 @@ class PrrRecovery : public ns3::TcpClassicRecovery {
     }
     void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t delivered, bool dupack) override {
         const uint32_t mss = tcb->m_segmentSize, ssthresh = tcb->m_ssThresh, inflight = tcb->m_bytesInFlight;
-        if (dupack && delivered_ < recover_fs_) delivered += mss;
+        if (DUPACK_SEGMENT && dupack && delivered_ < recover_fs_) delivered += mss;
         if (delivered == 0) return;
         delivered_ += delivered;
         int64_t send;
@@ -183,8 +190,9 @@ class PrrRecovery : public ns3::TcpClassicRecovery {
   private:
     uint32_t delivered_ = 0, out_ = 0, recover_fs_ = 1;
 };
-inline ns3::TypeId PrrRecovery32Id() { return PrrRecovery<false>::GetTypeId(); }
-inline ns3::TypeId PrrRecovery64Id() { return PrrRecovery<true>::GetTypeId(); }
+inline ns3::TypeId PrrRecovery32Id() { return PrrRecovery<false, true>::GetTypeId(); }
+inline ns3::TypeId PrrRecovery64Id() { return PrrRecovery<true, true>::GetTypeId(); }
+inline ns3::TypeId PrrRecoverySackId() { return PrrRecovery<true, false>::GetTypeId(); }
 // Sets a point-to-point device's rate at `at_s` seconds of simulated time.
 void ScheduleDataRate(ns3::Ptr<ns3::NetDevice> device, double at_s, uint64_t bps) {
     ns3::Ptr<ns3::PointToPointNetDevice> p2p = ns3::DynamicCast<ns3::PointToPointNetDevice>(device);
@@ -297,13 +305,16 @@ class Ns3Case:
     cubic_arithmetic : {"segments", "rfc9438"}
         mpsched's Cubic arithmetic (docs/model.md 7.8, 7.8.1); ns-3's TcpCubic counts in
         whole segments, as Linux does.
-    ns3_recovery : {"prr-64", "prr", "prr-32", "classic"}
-        ns-3's fast recovery (:data:`NS3_RECOVERIES`). ``prr-64`` (the default) is ns-3
-        3.44's ``TcpPrrRecovery`` step for step with ``prr_delivered * ssthresh`` formed
-        in 64 bits: ns-3 3.44 forms it in 32 bits, which wraps from a RecoverFS of about
-        64 segments on and silences PRR until the pipe falls to ssthresh (docs/model.md
-        7.14). ``prr`` is ns-3's own class, ``prr-32`` the copy in 32 bits (the same
-        figures as ``prr``), ``classic`` ``TcpClassicRecovery``; the last three are for
+    ns3_recovery : {"prr-sack", "prr", "prr-32", "prr-64", "classic"}
+        ns-3's fast recovery (:data:`NS3_RECOVERIES`; docs/model.md 7.14). ``prr-sack``
+        (the default) is ns-3 3.44's ``TcpPrrRecovery`` step for step with the two
+        corrections later ns-3 releases made, which make it RFC 6937's PRR as this model
+        has it: ``prr_delivered * ssthresh`` formed in 64 bits (in 32 bits it wraps from a
+        RecoverFS of about 64 segments on and silences PRR until the pipe falls to
+        ssthresh), and DeliveredData from the SACKed bytes alone (ns-3 3.44 adds a segment
+        per duplicate ACK). ``prr`` is ns-3's own class, ``prr-32`` the copy as ns-3 3.44
+        has it (the same figures as ``prr``), ``prr-64`` the copy with the first
+        correction only, ``classic`` ``TcpClassicRecovery``; all but the default are for
         sensitivity runs.
     """
 
@@ -316,7 +327,7 @@ class Ns3Case:
     min_rto_ms: float = 1000.0
     fast_recovery: str = "prr"
     cubic_arithmetic: str = "segments"
-    ns3_recovery: str = "prr-64"
+    ns3_recovery: str = "prr-sack"
 
     @property
     def queue_packets(self) -> int:
@@ -462,7 +473,7 @@ def ns3_available() -> bool:
     return importlib.util.find_spec("ns") is not None
 
 
-def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr-64") -> Any:
+def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr-sack") -> Any:
     """ns-3's bindings (the ``ns`` namespace) with the TCP defaults of the module docstring
     set for sockets of controller ``cc``, fast recovery ``recovery`` (:class:`Ns3Case`)."""
     from ns import ns  # the ns3 extra; a missing module is the caller's to report
@@ -473,7 +484,7 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr-64")
         ns.cppyy.cppdef(_NS3_LOSS_MODEL)
     ours = ns.cppyy.gbl.mpsched_ns3
     recoveries = {"prr": ns.TcpPrrRecovery.GetTypeId, "classic": ns.TcpClassicRecovery.GetTypeId,
-                  "prr-32": ours.PrrRecovery32Id, "prr-64": ours.PrrRecovery64Id}
+                  "prr-32": ours.PrrRecovery32Id, "prr-64": ours.PrrRecovery64Id, "prr-sack": ours.PrrRecoverySackId}
     defaults = {
         "ns3::TcpL4Protocol::SocketType": ns.StringValue(CONTROLLERS[cc]),
         "ns3::TcpSocket::SegmentSize": ns.UintegerValue(MSS_BYTES),
@@ -1006,8 +1017,12 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
 
     absolute = np.abs(errors)
     arithmetic = ", ".join(sorted({r.get("cubic_arithmetic", "rfc9438") for r in rows}))
-    recoveries = {"prr-64": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in 64 "
-                  "bits (ns-3 3.44 forms it in 32 bits, which wraps for windows over about 64 segments)",
+    recoveries = {"prr-sack": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in "
+                  "64 bits (ns-3 3.44 forms it in 32 bits, which wraps for windows over about 64 segments) and "
+                  "DeliveredData from the SACKed bytes alone (ns-3 3.44 adds a segment per duplicate ACK), as later "
+                  "ns-3 releases and RFC 6937 have it",
+                  "prr-64": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in 64 "
+                  "bits",
                   "prr": "ns-3 3.44's own `TcpPrrRecovery`", "prr-32": "a copy of ns-3 3.44's `TcpPrrRecovery`",
                   "classic": "ns-3's `TcpClassicRecovery`"}
     recovery = "; ".join(recoveries[name] for name in sorted({r.get("ns3_recovery", "prr") for r in rows}))
