@@ -213,9 +213,13 @@ def quick_grid() -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured against ns-3's PRR as RFC 6937 has it (prr-sack): NewReno with "
+                                       "random loss is +4.3 % (10 Mbit/s, 40 ms, 1 %), +4.5 % (2 Mbit/s, 200 ms, "
+                                       "0.1 %) and +3.7 % (2 Mbit/s, 200 ms, 1 %); at most 1.9 % against ns-3 "
+                                       "3.44's own PRR, whose extra segment per duplicate ACK sends more in "
+                                       "recovery (docs/model.md 7.14)")
 def test_newreno_agrees_with_ns3_within_3_percent_on_the_quick_grid(quick_grid: dict) -> None:
-    """With paired losses, PRR and the same minimum RTO on both sides (measured: at most
-    1.9 % apart, at 2 Mbit/s, 200 ms, 0.1 % loss)."""
+    """With paired losses, PRR and the same minimum RTO on both sides."""
     newreno = [r for r in quick_grid["cases"] if r["cc"] == "newreno"]
     assert len(newreno) == 6
     assert all(abs(r["goodput_error"]) <= ns3.MEDIAN_GOODPUT_ERROR for r in newreno), ns3.format_comparison(quick_grid)
@@ -225,9 +229,10 @@ def test_newreno_agrees_with_ns3_within_3_percent_on_the_quick_grid(quick_grid: 
 
 @pytest.mark.slow
 def test_the_mean_smoothed_rtt_agrees_with_ns3_on_the_quick_grid(quick_grid: dict) -> None:
-    """Sampled every 10 ms in both (measured: median |error of the mean| 1.3 %; NewReno
-    within 4.6 %; the worst +10.7 % and +10.6 %, Cubic without loss at 2 Mbit/s, 200 ms
-    and at 10 Mbit/s, 40 ms, whose window keeps the queue fuller here)."""
+    """Sampled every 10 ms in both (measured: median |error of the mean| 0.4 %, worst -4.0 %,
+    NewReno at 2 Mbit/s, 200 ms, 0.1 % loss. Against ns-3 3.44's own PRR 1.3 %, the worst
+    +10.7 % and +10.6 %, Cubic without loss, whose window the wrapped product kept smaller
+    in ns-3)."""
     assert quick_grid["median_abs_mean_rtt_error"] <= ns3.MEDIAN_RTT_ERROR, ns3.format_comparison(quick_grid)
     newreno = [r for r in quick_grid["cases"] if r["cc"] == "newreno"]
     assert all(abs(r["mean_rtt_error"]) <= ns3.MEDIAN_RTT_ERROR for r in newreno), ns3.format_comparison(quick_grid)
@@ -235,27 +240,71 @@ def test_the_mean_smoothed_rtt_agrees_with_ns3_on_the_quick_grid(quick_grid: dic
 
 @pytest.mark.slow
 def test_the_quick_grid_agrees_with_ns3_within_the_bounds(quick_grid: dict) -> None:
-    """With Cubic counted in whole segments as ns-3 does (docs/model.md 7.8.1; measured:
-    median |goodput error| 1.1 %, worst +7.0 %, Cubic at 2 Mbit/s, 200 ms, 0.1 % loss. With
-    RFC 9438's arithmetic the worst was -20.0 %, Cubic at 1 % loss on the same link)."""
+    """With Cubic counted in whole segments as ns-3 does (docs/model.md 7.8.1) and ns-3's PRR
+    as RFC 6937 has it (measured: median |goodput error| 0.9 %, worst +4.5 %, NewReno at
+    2 Mbit/s, 200 ms, 0.1 % loss; against ns-3 3.44's own PRR 1.1 % and +7.0 %. With RFC
+    9438's arithmetic the worst was -20.0 %, Cubic at 1 % loss on the same link)."""
     assert all(r["cubic_arithmetic"] == "segments" for r in quick_grid["cases"])
     assert all(r["speed_ratio"] > 1 for r in quick_grid["cases"])
     assert ns3.within_bounds(quick_grid), ns3.format_comparison(quick_grid)
 
 
+def _grid_case(label: str, seconds: float) -> ns3.Ns3Case:
+    return replace(next(c for c in ns3.GRID if c.label == label), seconds=seconds)
+
+
 @pytest.mark.slow
-def test_cubics_extra_reductions_after_an_overshoot_come_with_ns3s_prr() -> None:
-    """Cubic at 2 Mbit/s, 200 ms, 0.1 % loss, a 0.5-BDP queue (docs/model.md 7.14): with
-    PRR ns-3 reduces twice in quick succession and carries less (measured: 1.699 Mbit/s
-    against this model's 1.876, +10.4 %); with its classic recovery it carries 1.823, within
-    3 % of this model."""
+def test_the_32_bit_copy_of_ns3s_prr_is_ns3s_prr() -> None:
+    """The copy of ns-3 3.44's ``TcpPrrRecovery`` behind ``prr-64`` is ns-3's class step
+    for step: with its arithmetic in 32 bits, as ns-3 3.44 has it, every case carries
+    exactly ns-3's goodput, on a window where the product wraps (NewReno's overshoot at
+    50 Mbit/s, 200 ms) and on small windows where it does not."""
+    pytest.importorskip("ns", reason="needs the ns3 extra")
+    for label in ("newreno 50 Mbit/s 200 ms loss 0 % queue 0.5 BDP", "newreno 10 Mbit/s 20 ms loss 1 % queue 1 BDP",
+                  "cubic 10 Mbit/s 80 ms loss 0.1 % queue 0.5 BDP"):
+        case = _grid_case(label, 10.0)
+        own = ns3.ns3_goodput(replace(case, ns3_recovery="prr"))
+        copy = ns3.ns3_goodput(replace(case, ns3_recovery="prr-32"))
+        assert copy["goodput_bps"] == own["goodput_bps"], label
+        assert np.array_equal(copy["cwnd_bytes"], own["cwnd_bytes"]), label
+
+
+@pytest.mark.slow
+def test_newrenos_overshoot_ends_as_in_ns3_once_prrs_product_does_not_wrap() -> None:
+    """NewReno's slow start overshoots a 50 Mbit/s, 200 ms path with a 0.5-BDP queue
+    (docs/model.md 7.14). In ns-3 3.44 PRR's ``prr_delivered * ssthresh`` wraps in 32 bits,
+    PRR holds back until the pipe falls to ssthresh and then sends at twice the link's
+    rate, the queue overflows again and ns-3 reduces a second time (measured over 30 s:
+    32.755 Mbit/s against this model's 46.254, +41.2 %). With the product in 64 bits ns-3
+    reduces once, as this model does (46.280 with ``prr-64``, 46.254 with ``prr-sack``)."""
+    pytest.importorskip("ns", reason="needs the ns3 extra")
+    case = _grid_case("newreno 50 Mbit/s 200 ms loss 0 % queue 0.5 BDP", 10.0)
+    assert case.ns3_recovery == "prr-sack"
+    ours = ns3.mpsched_goodput(case)["goodput_bps"]
+    wrapped = ns3.ns3_goodput(replace(case, ns3_recovery="prr"))["goodput_bps"]
+    assert ours / wrapped - 1 > ns3.WORST_GOODPUT_ERROR
+    for recovery in ("prr-64", "prr-sack"):
+        wide = ns3.ns3_goodput(replace(case, ns3_recovery=recovery))["goodput_bps"]
+        assert abs(ours / wide - 1) <= 0.01, recovery
+
+
+@pytest.mark.slow
+def test_cubics_extra_reductions_after_an_overshoot_come_with_ns3s_extra_segment_per_dupack() -> None:
+    """Cubic at 2 Mbit/s, 200 ms, 0.1 % loss, a 0.5-BDP queue (docs/model.md 7.14): ns-3
+    3.44's PRR adds a segment to DeliveredData per duplicate acknowledgement on top of the
+    SACKed bytes, sends more during the recovery, and reduces twice in quick succession
+    (measured: 1.699 Mbit/s against this model's 1.876, +10.4 %; 1.704 with the product in
+    64 bits alone). Counting the SACKed bytes alone, as RFC 6937 does, ns-3 carries 1.841
+    (+1.9 %); with its classic recovery 1.823 (+2.9 %)."""
     pytest.importorskip("ns", reason="needs the ns3 extra")
     case = next(c for c in ns3.GRID if c.label == "cubic 2 Mbit/s 200 ms loss 0.1 % queue 0.5 BDP")
     ours = ns3.mpsched_goodput(case)["goodput_bps"]
-    with_prr = ns3.ns3_goodput(replace(case, ns3_recovery="prr"))["goodput_bps"]
-    classic = ns3.ns3_goodput(replace(case, ns3_recovery="classic"))["goodput_bps"]
-    assert ours / with_prr - 1 > ns3.WORST_GOODPUT_ERROR
-    assert abs(ours / classic - 1) <= ns3.MEDIAN_GOODPUT_ERROR
+    theirs = {recovery: ns3.ns3_goodput(replace(case, ns3_recovery=recovery))["goodput_bps"]
+              for recovery in ("prr", "prr-64", "prr-sack", "classic")}
+    assert ours / theirs["prr"] - 1 > ns3.WORST_GOODPUT_ERROR
+    assert ours / theirs["prr-64"] - 1 > ns3.WORST_GOODPUT_ERROR
+    assert abs(ours / theirs["prr-sack"] - 1) <= ns3.MEDIAN_GOODPUT_ERROR
+    assert abs(ours / theirs["classic"] - 1) <= ns3.MEDIAN_GOODPUT_ERROR
 
 
 @pytest.fixture(scope="module")
@@ -275,10 +324,9 @@ def test_two_newreno_flows_share_a_bottleneck_as_in_ns3(shared_cases: list) -> N
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="measured over 16 round-trip offsets: Cubic's mean share against NewReno "
-                                       "is 0.566 here and 0.499 in ns-3 at 40 ms (+13.5 %), 0.602 and 0.427 at "
-                                       "80 ms (+40.9 %); ns-3's Cubic loses packets it sends back to back in "
-                                       "its PRR recoveries: with ns-3's classic recovery its shares are 0.637 "
-                                       "and 0.608 over 8 offsets (docs/model.md 7.14)")
+                                       "is 0.566 here and 0.613 in ns-3 at 40 ms (-7.6 %; NewReno's 0.434 against "
+                                       "0.387, +12.1 %), 0.602 and 0.613 at 80 ms (-1.8 %); against ns-3 3.44's "
+                                       "own PRR Cubic's errors were +13.5 and +40.9 % (docs/model.md 7.14)")
 def test_cubic_and_newreno_share_a_bottleneck_as_in_ns3(shared_cases: list) -> None:
     pairs = [r for r in shared_cases if r["ccs"] == ["cubic", "newreno"]]
     assert len(pairs) == 2
@@ -311,10 +359,10 @@ def test_newreno_follows_a_rate_step_as_in_ns3(step_cases: list) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="measured: after the step from 10 to 20 Mbit/s Cubic carries 19.13 Mbit/s "
-                                       "here and 16.71 in ns-3 (+14.4 %: ns-3 reduced twice just before the step, "
-                                       "docs/model.md 7.14); before it and after the step down within 2.2 %")
 def test_cubic_follows_a_rate_step_as_in_ns3(step_cases: list) -> None:
+    """Measured: within 0.1 % before the step and after the step down, -0.7 % after the step
+    up (+14.4 % against ns-3 3.44's own PRR, which reduced twice just before the step,
+    docs/model.md 7.14)."""
     cubic = [r for r in step_cases if r["cc"] == "cubic"]
     assert len(cubic) == 2
     assert all(abs(r[f"error_{part}"]) <= ns3.WORST_GOODPUT_ERROR for r in cubic for part in ("before", "after"))
