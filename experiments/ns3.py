@@ -148,10 +148,11 @@ class PairedDataLoss : public ns3::ErrorModel {
 // (tests/test_ns3.py).
 template <bool WIDE, bool DUPACK_SEGMENT>
 class PrrRecovery : public ns3::TcpClassicRecovery {
+    static_assert(WIDE || DUPACK_SEGMENT, "the 32-bit copy is ns-3 3.44's class, extra segment included");
   public:
     static const char* Name() {
-        return WIDE ? (DUPACK_SEGMENT ? "mpsched::PrrRecovery64" : "mpsched::PrrRecoverySack")
-                    : (DUPACK_SEGMENT ? "mpsched::PrrRecovery32" : "mpsched::PrrRecovery32Sack");
+        if (!WIDE) return "mpsched::PrrRecovery32";
+        return DUPACK_SEGMENT ? "mpsched::PrrRecovery64" : "mpsched::PrrRecoverySack";
     }
     static ns3::TypeId GetTypeId() {
         static ns3::TypeId tid =
@@ -476,10 +477,10 @@ def ns3_available() -> bool:
 def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr-sack") -> Any:
     """ns-3's bindings (the ``ns`` namespace) with the TCP defaults of the module docstring
     set for sockets of controller ``cc``, fast recovery ``recovery`` (:class:`Ns3Case`)."""
-    from ns import ns  # the ns3 extra; a missing module is the caller's to report
-
     if recovery not in NS3_RECOVERIES:
         raise ValueError(f"ns3_recovery: got {recovery!r}; expected one of {', '.join(NS3_RECOVERIES)}")
+    from ns import ns  # the ns3 extra; a missing module is the caller's to report
+
     if not hasattr(ns.cppyy.gbl, "mpsched_ns3"):
         ns.cppyy.cppdef(_NS3_LOSS_MODEL)
     ours = ns.cppyy.gbl.mpsched_ns3

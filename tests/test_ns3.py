@@ -199,6 +199,11 @@ def test_the_report_shows_the_shares_over_the_phases(tmp_path) -> None:
     assert (tmp_path / "ns3" / "figures" / "phases.png").stat().st_size > 10_000
 
 
+def test_an_unknown_ns3_recovery_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="ns3_recovery: got 'prr-16'; expected one of prr-sack, prr, prr-32"):
+        ns3.ns3_goodput(replace(ns3.QUICK[0], ns3_recovery="prr-16"))
+
+
 def test_validate_against_ns3_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(ns3, "ns3_available", lambda: False)
