@@ -66,11 +66,21 @@ __all__ = ["Ns3Case", "GRID", "QUICK", "WIRE_HEADER_BYTES", "MSS_BYTES", "mpsche
 MSS_BYTES = 1448
 WIRE_HEADER_BYTES = 54  # TCP 20 + timestamp option 12, IPv4 20, PPP 2
 CONTROLLERS = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
-NS3_RECOVERIES = ("prr-sack", "prr", "prr-32", "prr-64", "classic")
-"""ns-3's fast recovery (:attr:`Ns3Case.ns3_recovery`): ns-3 3.44's PRR with the two
-corrections later ns-3 releases made (the comparison's), ns-3's own ``TcpPrrRecovery``,
-the copy of it as ns-3 3.44 has it (equal to ``prr``, a check of the copy), the copy with
-one of the corrections, and ``TcpClassicRecovery``."""
+NS3_RECOVERIES = {
+    "prr-sack": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in 64 bits (ns-3 "
+                "3.44 forms it in 32 bits, which wraps for windows over about 64 segments) and DeliveredData from the "
+                "SACKed bytes alone (ns-3 3.44 adds a segment per duplicate ACK), as later ns-3 releases and RFC 6937 "
+                "have it",
+    "prr": "ns-3 3.44's own `TcpPrrRecovery`",
+    "prr-32": "a copy of ns-3 3.44's `TcpPrrRecovery`",
+    "prr-64": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in 64 bits",
+    "classic": "ns-3's `TcpClassicRecovery`",
+}
+"""ns-3's fast recoveries (:attr:`Ns3Case.ns3_recovery`), each with the words the report
+uses for it: ns-3 3.44's PRR with the two corrections later ns-3 releases made (the
+comparison's), ns-3's own ``TcpPrrRecovery``, the copy of it as ns-3 3.44 has it (equal
+to ``prr``, a check of the copy), the copy with one of the corrections, and
+``TcpClassicRecovery``."""
 SAMPLE_S = 0.01
 """Period at which the smoothed RTT and the congestion window are sampled in both
 simulators (from one period after the handshake on)."""
@@ -483,9 +493,10 @@ def _ns3_with_tcp_defaults(cc: str, min_rto_ms: float, recovery: str = "prr-sack
 
     if not hasattr(ns.cppyy.gbl, "mpsched_ns3"):
         ns.cppyy.cppdef(_NS3_LOSS_MODEL)
-    ours = ns.cppyy.gbl.mpsched_ns3
+    copies = ns.cppyy.gbl.mpsched_ns3
     recoveries = {"prr": ns.TcpPrrRecovery.GetTypeId, "classic": ns.TcpClassicRecovery.GetTypeId,
-                  "prr-32": ours.PrrRecovery32Id, "prr-64": ours.PrrRecovery64Id, "prr-sack": ours.PrrRecoverySackId}
+                  "prr-32": copies.PrrRecovery32Id, "prr-64": copies.PrrRecovery64Id,
+                  "prr-sack": copies.PrrRecoverySackId}
     defaults = {
         "ns3::TcpL4Protocol::SocketType": ns.StringValue(CONTROLLERS[cc]),
         "ns3::TcpSocket::SegmentSize": ns.UintegerValue(MSS_BYTES),
@@ -1018,15 +1029,7 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
 
     absolute = np.abs(errors)
     arithmetic = ", ".join(sorted({r.get("cubic_arithmetic", "rfc9438") for r in rows}))
-    recoveries = {"prr-sack": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in "
-                  "64 bits (ns-3 3.44 forms it in 32 bits, which wraps for windows over about 64 segments) and "
-                  "DeliveredData from the SACKed bytes alone (ns-3 3.44 adds a segment per duplicate ACK), as later "
-                  "ns-3 releases and RFC 6937 have it",
-                  "prr-64": "ns-3 3.44's `TcpPrrRecovery` step for step with `prr_delivered * ssthresh` formed in 64 "
-                  "bits",
-                  "prr": "ns-3 3.44's own `TcpPrrRecovery`", "prr-32": "a copy of ns-3 3.44's `TcpPrrRecovery`",
-                  "classic": "ns-3's `TcpClassicRecovery`"}
-    recovery = "; ".join(recoveries[name] for name in sorted({r.get("ns3_recovery", "prr") for r in rows}))
+    recovery = "; ".join(NS3_RECOVERIES[name] for name in sorted({r.get("ns3_recovery", "prr") for r in rows}))
     lines = [
         "# mpsched against ns-3: bulk NewReno and Cubic over one drop-tail bottleneck",
         "",
