@@ -120,8 +120,9 @@ def test_the_report_states_the_errors_it_was_given(tmp_path) -> None:
                       "ns3_random_losses": 3.0, "mpsched_fast_recoveries": 7.0, "ns3_fast_recoveries": 6,
                       "mpsched_timeouts": 0.0, "ns3_timeouts": timeouts, "speed_ratio": 400.0,
                       "ns3_recovery": case.ns3_recovery})
-    cases[2].update({"ns3_spared_goodput_bps": 5.9e6, "spared_goodput_error": 6e6 / 5.9e6 - 1,
-                     "ns3_spared_timeouts": 0, "ns3_spared_losses": 1})
+    cases[2].update({"ns3_every_partial_ack_goodput_bps": 5e6, "every_partial_ack_goodput_error": 0.2,
+                     "ns3_every_partial_ack_timeouts": 1, "ns3_spared_goodput_bps": 5.9e6,
+                     "spared_goodput_error": 6e6 / 5.9e6 - 1, "ns3_spared_timeouts": 0, "ns3_spared_losses": 1})
     result = {"cases": cases, "median_abs_goodput_error": 0.05, "worst_abs_goodput_error": 0.2,
               "median_speed_ratio": 400.0}
     readme = ns3.write_report(result, tmp_path / "ns3", "mpsched validate --against ns3 --quick").read_text()
@@ -129,8 +130,9 @@ def test_the_report_states_the_errors_it_was_given(tmp_path) -> None:
     assert "are not met" in readme and "400x faster" in readme and "shared-bottleneck shares within 10 %" in readme
     assert "`prr_delivered * ssthresh` formed in 64 bits" in readme
     assert "ns-3 timed out in 2 of 3 cases, mpsched in 0." in readme
-    assert "1 cases are beyond 10 %; the 1 of them with random loss in which ns-3 timed out" in readme
-    assert f"| {cases[2]['label']} | +20.0 % | 0 / 1 | 5.900 | 1 | 0 | +1.7 % |" in readme
+    assert "1 cases are beyond 10 %. The 1 of them in which ns-3 timed out were run again" in readme
+    assert "1 of them come within 10 % with one of the two." in readme
+    assert f"| {cases[2]['label']} | +20.0 % | 0 / 1 | +20.0 % (1) | +1.7 % (0; 1) |" in readme
     rows = [line for line in readme.splitlines() if line.startswith("| cubic") or line.startswith("| newreno")]
     assert [row.split(" | ")[4] for row in rows[3:]] == ["+20.0 %", "-5.0 %", "+1.0 %"]
     assert [row.split(" | ")[6:8] for row in rows[3:]] == [["7 / 6", "0 / 1"], ["7 / 6", "0 / 2"],
@@ -310,7 +312,9 @@ def test_the_grids_worst_case_is_one_lost_retransmission_that_ns3_finds_by_its_t
     One of the paired random losses hits a retransmission: ns-3 3.44 (no RACK) finds it
     only when its timer expires, this model's 3-packet rule finds it as it finds any loss.
     With ns-3's paired loss passing retransmissions (one packet passed) ns-3 does not time
-    out and carries 4.426 (-4.6 %)."""
+    out and carries 4.426 (-4.6 %). With its timer restarted on every partial
+    acknowledgement it still times out once, later in the recovery, and carries 4.225
+    (-0.1 %)."""
     pytest.importorskip("ns", reason="needs the ns3 extra")
     case = next(c for c in ns3.GRID if c.label == "cubic 10 Mbit/s 200 ms loss 0.1 % queue 0.5 BDP")
     ours = ns3.mpsched_goodput(case)
@@ -318,9 +322,38 @@ def test_the_grids_worst_case_is_one_lost_retransmission_that_ns3_finds_by_its_t
     theirs = ns3.ns3_goodput(case)
     assert theirs["timeouts"] >= 1 and theirs["spared_losses"] == 0
     assert ours["goodput_bps"] / theirs["goodput_bps"] - 1 > 0.5
-    spared = ns3.spared_sensitivity(case, ours["goodput_bps"])
-    assert spared["ns3_spared_timeouts"] == 0 and spared["ns3_spared_losses"] >= 1
-    assert abs(spared["spared_goodput_error"]) <= ns3.WORST_GOODPUT_ERROR
+    rerun = ns3.timeout_sensitivities(case, ours["goodput_bps"])
+    assert rerun["ns3_spared_timeouts"] == 0 and rerun["ns3_spared_losses"] >= 1
+    assert abs(rerun["spared_goodput_error"]) <= ns3.WORST_GOODPUT_ERROR
+    assert rerun["ns3_every_partial_ack_timeouts"] >= 1
+    assert abs(rerun["every_partial_ack_goodput_error"]) <= ns3.WORST_GOODPUT_ERROR
+
+
+@pytest.mark.slow
+def test_newrenos_timeout_after_an_overshoot_is_ns3s_impatient_timer() -> None:
+    """NewReno's slow start overshoots a 50 Mbit/s, 200 ms path with a 2-BDP queue
+    (docs/model.md 7.14; measured over 30 s: this model 46.280 Mbit/s, ns-3 38.149,
+    +21.3 %; the test runs 10 s). ns-3's recovery lasts longer than one timeout after its first partial
+    acknowledgement, on which alone ns-3 restarts its timer (RFC 6582's Impatient variant):
+    the timer expires exactly 1 s (the minimum RTO) after it while the cumulative
+    acknowledgement is still advancing. Restarted on every partial acknowledgement ns-3
+    does not time out and carries what this model does (which restarts its timer on every
+    newly acknowledged packet)."""
+    pytest.importorskip("ns", reason="needs the ns3 extra")
+    case = _grid_case("newreno 50 Mbit/s 200 ms loss 0 % queue 2 BDP", 10.0)
+    ours = ns3.mpsched_goodput(case)
+    theirs = ns3.ns3_goodput(case)
+    assert ours["timeouts"] == 0 and theirs["timeouts"] == 1
+    assert ours["goodput_bps"] / theirs["goodput_bps"] - 1 > ns3.WORST_GOODPUT_ERROR
+    rerun = ns3.timeout_sensitivities(case, ours["goodput_bps"])
+    assert "spared_goodput_error" not in rerun  # no random loss to spare
+    assert rerun["ns3_every_partial_ack_timeouts"] == 0
+    assert abs(rerun["every_partial_ack_goodput_error"]) <= 0.001
+
+
+def test_an_unknown_ns3_timer_rule_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="ns3_rto_restart: got 'never'; expected one of first-partial-ack, every"):
+        ns3.ns3_goodput(replace(ns3.QUICK[0], ns3_rto_restart="never"))
 
 
 @pytest.mark.slow
