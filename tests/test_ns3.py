@@ -356,6 +356,13 @@ def test_an_unknown_ns3_timer_rule_is_refused_by_name() -> None:
         ns3.ns3_goodput(replace(ns3.QUICK[0], ns3_rto_restart="never"))
 
 
+def test_a_shared_case_refuses_the_single_flow_sensitivities() -> None:
+    for change in ({"ns3_rto_restart": "every-partial-ack"}, {"ns3_spare_retransmissions": True}):
+        case = replace(ns3.SHARED[0], flow=replace(ns3.SHARED[0].flow, **change))
+        with pytest.raises(ValueError, match="apply to single-flow cases"):
+            ns3.ns3_shared_goodputs(case)
+
+
 @pytest.mark.slow
 def test_cubics_extra_reductions_after_an_overshoot_come_with_ns3s_extra_segment_per_dupack() -> None:
     """Cubic at 2 Mbit/s, 200 ms, 0.1 % loss, a 0.5-BDP queue (docs/model.md 7.14): ns-3
