@@ -318,6 +318,21 @@ static void next_rate_change(mps_link *k) {
     }
 }
 
+/* 8, rate lane: the links' earliest change, kept so that finding the next event reads
+ * one value. */
+static void rate_lane_earliest(mps_sim *s) {
+    s->rate_lane_ns = MPS_NEVER;
+    for (int l = 0; l < s->n_links; l++)
+        if (s->links[l].rate_change_ns < s->rate_lane_ns) s->rate_lane_ns = s->links[l].rate_change_ns;
+}
+
+/* 8, rate lane: moves every link's lane to its first change after now. */
+static void rate_lane_advance(mps_sim *s) {
+    for (int l = 0; l < s->n_links; l++)
+        while (s->links[l].rate_change_ns <= s->now) next_rate_change(&s->links[l]);
+    rate_lane_earliest(s);
+}
+
 /* The subflow's one-way delays at time t (4): the last step started at or before t, the
  * configured delays before the first. */
 static void delays_at(const mps_path *p, int64_t t, int64_t *fwd, int64_t *rev) {
@@ -349,6 +364,7 @@ void mps_hold_future(mps_sim *s, const int64_t *path_rate_bps, uint64_t seed, in
         k->svc = k->now_seg = k->rate_seg = (mps_seg){0, 0};
         k->rate_change_ns = MPS_NEVER;
     }
+    s->rate_lane_ns = MPS_NEVER;
     if (!keep_arrivals) s->n_arriving = s->n_arrived;
     for (int x = 0; x < s->n_cross; x++) {
         mps_path *p = &s->paths[s->n_paths + x];
@@ -808,6 +824,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
         k->done_ns = MPS_NEVER;
         k->waiting_bytes = 0;
     }
+    rate_lane_earliest(s);
     for (int j = 0; j < s->n_subflows; j++) {
         mps_path *p = &s->paths[j];
         mps_rng_seed(p->rng, seed, j);
@@ -870,12 +887,11 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
 /* The sendable sets (7)                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* Puts block b in or out of a set; returns the change of its membership (-1, 0, 1). */
-static int set_member(mps_sim *s, mps_blockset *set, int32_t b, int32_t rank, int want) {
+/* Puts block b in or out of a set where its membership differs from want; returns the
+ * change (-1 or 1). */
+static int set_member_change(mps_sim *s, mps_blockset *set, int32_t b, int32_t rank, int want) {
     const int32_t w = b >> 6;
     const uint64_t bit = UINT64_C(1) << (b & 63);
-    const int have = (set->bits[w] & bit) != 0;
-    if (want == have) return 0;
     const uint64_t rbit = UINT64_C(1) << (rank & 63);
     if (want) {
         set->bits[w] |= bit;
@@ -890,6 +906,13 @@ static int set_member(mps_sim *s, mps_blockset *set, int32_t b, int32_t rank, in
     set->bits[w] &= ~bit;
     set->dl_bits[rank >> 6] &= ~rbit;
     return -1;
+}
+
+/* Puts block b in or out of a set; returns the change of its membership (-1, 0, 1).
+ * Inline: most calls leave the membership as it is. */
+static inline int set_member(mps_sim *s, mps_blockset *set, int32_t b, int32_t rank, int want) {
+    const int have = (set->bits[b >> 6] >> (b & 63)) & 1;
+    return want == have ? 0 : set_member_change(s, set, b, rank, want);
 }
 
 /* rem_heap (sim.h): a binary heap with each block's position kept in rem_heap_pos. */
@@ -1676,9 +1699,18 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     p->delivered += pk.size;
     p->delivered_time = t;
     if (t > pk.snap_time) {
-        __int128 sample = (__int128)(p->delivered - pk.snap_delivered) * 8000000000 / (t - pk.snap_time);
-        if (sample > ((__int128)1 << 60)) sample = (__int128)1 << 60;
-        p->delivery_rate_bps = (int64_t)((7 * (__int128)p->delivery_rate_bps + sample) / 8);
+        /* in 64 unsigned bits where they hold the products (the rate and the sample are
+         * at most 2^60, so 7 rate + sample < 2^64), in 128 otherwise: the same values */
+        const int64_t bytes = p->delivered - pk.snap_delivered, span = t - pk.snap_time;
+        uint64_t sample;
+        if (bytes <= INT64_MAX / 8000000000) {
+            sample = (uint64_t)(bytes * 8000000000) / (uint64_t)span;
+        } else {
+            const __int128 wide = (__int128)bytes * 8000000000 / span;
+            sample = wide > ((__int128)1 << 60) ? UINT64_C(1) << 60 : (uint64_t)wide;
+        }
+        if (sample > UINT64_C(1) << 60) sample = UINT64_C(1) << 60;
+        p->delivery_rate_bps = (int64_t)((7 * (uint64_t)p->delivery_rate_bps + sample) / 8);
         if (p->delivery_rate_bps > p->max_delivery_rate_bps) p->max_delivery_rate_bps = p->delivery_rate_bps;
     }
     if (p->window_based) {
@@ -1768,7 +1800,7 @@ static void on_rto(mps_sim *s, int j) {
 
 enum { EV_RECV = 0, EV_ACK = 1, EV_LINK = 2, EV_ARRIVAL = 3, EV_START = 4, EV_RTO = 5, EV_RATE = 6 };
 
-static int64_t next_event(mps_sim *s, int *cls, int *index) {
+static inline __attribute__((always_inline)) int64_t next_event(mps_sim *s, int *cls, int *index) {
     int64_t best = MPS_NEVER;
     int bc = -1, bi = -1;
     const int F = s->n_subflows;
@@ -1789,10 +1821,11 @@ static int64_t next_event(mps_sim *s, int *cls, int *index) {
     for (int j = 0; j < F; j++)
         if (s->paths[j].rto_deadline < best) best = s->paths[j].rto_deadline, bc = EV_RTO, bi = j;
     if (mps_n_sendable(s) > 0) { /* 8: the rate lane holds only while some block is sendable */
-        for (int l = 0; l < s->n_links; l++) {
-            mps_link *k = &s->links[l];
-            while (k->rate_change_ns <= s->now) next_rate_change(k); /* the first change after now */
-            if (k->rate_change_ns < best) best = k->rate_change_ns, bc = EV_RATE, bi = l;
+        if (s->rate_lane_ns <= s->now) rate_lane_advance(s);
+        if (s->rate_lane_ns < best) {
+            best = s->rate_lane_ns, bc = EV_RATE;
+            for (bi = 0; s->links[bi].rate_change_ns != best; bi++) {
+            }
         }
     }
     *cls = bc;
@@ -1891,6 +1924,10 @@ int mps_next_decision(mps_sim *s) {
     if (s->done) return -1;
     if (s->pending >= 0) return s->pending;
     const int P = s->n_paths;
+    /* the look-ahead of the last event time found the next event; it still is the next
+     * one when the rounds after it made no decision and nothing else sent or cancelled */
+    int have_peek = 0, peek_cls = 0, peek_i = 0;
+    int64_t peek_t = MPS_NEVER;
     for (;;) {
         if (s->in_rounds) {
             while (s->round_j < P) {
@@ -1917,8 +1954,8 @@ int mps_next_decision(mps_sim *s) {
                 s->in_rounds = 0;
             }
         }
-        int cls, i;
-        const int64_t t = next_event(s, &cls, &i);
+        int cls = peek_cls, i = peek_i;
+        const int64_t t = have_peek ? peek_t : next_event(s, &cls, &i);
         if (t == MPS_NEVER || t > s->end_ns) {
             s->done = 1;
             return -1;
@@ -1943,6 +1980,10 @@ int mps_next_decision(mps_sim *s) {
             if (s->error) return -2;
         }
         if (s->drop_expired) mps_cancel_expired(s, 0); /* 9: drop_expired */
+        have_peek = !s->n_cross && !s->drop_expired;
+        peek_t = tn;
+        peek_cls = cls;
+        peek_i = i;
         s->in_rounds = 1;
         s->round_j = 0;
         s->sent_any = 0;

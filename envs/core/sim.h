@@ -364,6 +364,7 @@ struct mps_sim {
     int32_t copies;     /* the policy may send copies (7.1): rounds go on while a piece is in flight */
     int64_t pieces_out; /* pieces in state OUT */
     int64_t published_ns; /* time at which the paths' rates were last written (10) */
+    int64_t rate_lane_ns; /* the earliest rate_change_ns of the links (8, rate lane) */
     uint8_t waited[MPS_MAX_PATHS];
     int64_t decisions;
     int64_t cancels; /* blocks cancelled this episode (mps_cancel): per-block policy state checks it */
