@@ -1432,7 +1432,7 @@ static int primaries_failed(const mps_sim *s) {
     return 1;
 }
 
-static int subflow_ready(const mps_sim *s, const mps_path *p) {
+static inline __attribute__((always_inline)) int subflow_ready(const mps_sim *s, const mps_path *p) {
     if (p->next_pn - p->oldest_pn > p->ring_mask) return 0; /* ring full */
     if (p->gated) {
         if (p->timed && (s->now < p->start_ns || s->now >= p->stop_ns)) return 0;
