@@ -1801,16 +1801,21 @@ static void on_rto(mps_sim *s, int j) {
 enum { EV_RECV = 0, EV_ACK = 1, EV_LINK = 2, EV_ARRIVAL = 3, EV_START = 4, EV_RTO = 5, EV_RATE = 6 };
 
 static inline __attribute__((always_inline)) int64_t next_event(mps_sim *s, int *cls, int *index) {
-    int64_t best = MPS_NEVER;
-    int bc = -1, bi = -1;
+    /* the earliest of each kind over the subflows in one pass, the first index on a tie;
+     * then the kinds in their order (EV_*), an earlier kind first on a tie */
+    int64_t recv_t = MPS_NEVER, ack_t = MPS_NEVER, rto_t = MPS_NEVER;
+    int recv_i = -1, ack_i = -1, rto_i = -1;
     const int F = s->n_subflows;
-    for (int j = 0; j < F; j++)
-        if (s->paths[j].recvq.head_t < best) best = s->paths[j].recvq.head_t, bc = EV_RECV, bi = j;
     for (int j = 0; j < F; j++) {
         const mps_path *p = &s->paths[j];
-        const int64_t t = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
-        if (t < best) best = t, bc = EV_ACK, bi = j;
+        const int64_t a = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
+        if (p->recvq.head_t < recv_t) recv_t = p->recvq.head_t, recv_i = j;
+        if (a < ack_t) ack_t = a, ack_i = j;
+        if (p->rto_deadline < rto_t) rto_t = p->rto_deadline, rto_i = j;
     }
+    int64_t best = recv_t;
+    int bc = recv_i >= 0 ? EV_RECV : -1, bi = recv_i;
+    if (ack_t < best) best = ack_t, bc = EV_ACK, bi = ack_i;
     for (int l = 0; l < s->n_links; l++)
         if (s->links[l].done_ns < best) best = s->links[l].done_ns, bc = EV_LINK, bi = l;
     if (s->n_arrived < s->n_arriving && s->arrival_ns[s->n_arrived] < best)
@@ -1818,8 +1823,7 @@ static inline __attribute__((always_inline)) int64_t next_event(mps_sim *s, int 
     if (s->starts_pending)
         for (int j = 0; j < F; j++)
             if (!s->started[j] && s->paths[j].start_ns < best) best = s->paths[j].start_ns, bc = EV_START, bi = j;
-    for (int j = 0; j < F; j++)
-        if (s->paths[j].rto_deadline < best) best = s->paths[j].rto_deadline, bc = EV_RTO, bi = j;
+    if (rto_t < best) best = rto_t, bc = EV_RTO, bi = rto_i;
     if (mps_n_sendable(s) > 0) { /* 8: the rate lane holds only while some block is sendable */
         if (s->rate_lane_ns <= s->now) rate_lane_advance(s);
         if (s->rate_lane_ns < best) {
