@@ -49,9 +49,10 @@ any machine:
 
 With ``--length-scaling`` (:func:`length_scaling`), every native twin's time per packet
 on the benchmark scenario, the overloaded scenario (4.3 Mbit/s of video on paths that
-carry about 3: the sender's buffer grows all episode) and the deep backlog, each at its
-own length and at 8 times it, with the ratio 8x / 1x: a twin whose work per decision
-grows with the episode shows a ratio above 1, one whose work is bounded stays near 1.
+carry about 3: the sender's buffer grows all episode), the deep backlog, each at its
+own length and at 8 times it, and a bulk transfer (one file that takes 5 s, and one 8
+times its size), with the ratio 8x / 1x: a twin whose work per decision grows with the
+episode shows a ratio above 1, one whose work is bounded stays near 1.
 
 The benchmark scenario is the DAMS paper's first stable setting (``dams-rtt-40``: 2 and 3
 Mbit/s, RTT 10 and 40 ms, AVC 4.3 Mbit/s for 60 s).
@@ -123,7 +124,9 @@ def _deep_backlog(scenario: Scenario) -> Scenario:
 
 
 LENGTH_FACTOR = 8
-SCALING_SCENARIOS = ("bench", "overloaded", "deep-backlog")
+SCALING_SCENARIOS = ("bench", "overloaded", "deep-backlog", "bulk-transfer")
+BULK_TRANSFER_S = 5.0
+"""Length of the 1x bulk transfer (:func:`_bulk_transfer`)."""
 
 
 def _lengthened(scenario: Scenario, factor: int) -> Scenario:
@@ -166,14 +169,34 @@ def _native_run_s(sim: _core.Sim, native: str, params: tuple[float, ...]) -> Cal
     return measure
 
 
-def _scaling_scenario(kind: str) -> Scenario:
+def _bulk_transfer(seconds: float) -> Scenario:
+    """One file that the two paths (20 Mbit/s at 40 ms, 10 Mbit/s at 80 ms with 0.1 % loss)
+    carry in about ``seconds``: one block of that many bytes, due at the end. A block's
+    pieces then number in the tens of thousands, and a scheduler that walks them at every
+    decision costs more per packet the longer the transfer."""
+    return Scenario.from_dict({
+        "name": f"bulk-transfer-{seconds:g}s", "duration_s": seconds,
+        "paths": [{"name": "fast", "bandwidth": {"type": "constant", "mbps": 20.0}, "rtt_ms": 40.0},
+                  {"name": "lossy", "bandwidth": {"type": "constant", "mbps": 10.0}, "rtt_ms": 80.0, "loss": 0.001}],
+        "workload": {"type": "explicit", "blocks": [{"arrival_ms": 0.0, "size_bytes": int(30e6 / 8 * seconds),
+                                                     "deadline_ms": 1e3 * seconds}]},
+    })
+
+
+def _scaling_pair(kind: str, factor: int) -> tuple[Scenario, Scenario]:
+    """The scenario of a scaling kind at 1x and ``factor`` x its length (the bulk transfer's
+    file grows with it)."""
     if kind == "bench":
-        return scenarios.get(BENCH_SCENARIO)
-    if kind == "overloaded":
-        return scenarios.get(OVERLOADED_SCENARIO)
-    if kind == "deep-backlog":
-        return _deep_backlog(scenarios.get(BENCH_SCENARIO))
-    raise ValueError(f"unknown scaling scenario {kind!r}; expected one of {SCALING_SCENARIOS}")
+        base = scenarios.get(BENCH_SCENARIO)
+    elif kind == "overloaded":
+        base = scenarios.get(OVERLOADED_SCENARIO)
+    elif kind == "deep-backlog":
+        base = _deep_backlog(scenarios.get(BENCH_SCENARIO))
+    elif kind == "bulk-transfer":
+        return _bulk_transfer(BULK_TRANSFER_S), _bulk_transfer(BULK_TRANSFER_S * factor)
+    else:
+        raise ValueError(f"unknown scaling scenario {kind!r}; expected one of {SCALING_SCENARIOS}")
+    return base, _lengthened(base, factor)
 
 
 def length_scaling(seconds: float, policies: tuple[str, ...] | None = None,
@@ -192,8 +215,7 @@ def length_scaling(seconds: float, policies: tuple[str, ...] | None = None,
     names = policies or tuple(n for n, cls in baselines.REGISTRY.items() if cls.native)
     out: dict[str, Any] = {"factor": factor}
     for kind in kinds:
-        base = _scaling_scenario(kind)
-        sims = [build_episode(sc, seed=0).make_sim() for sc in (base, _lengthened(base, factor))]
+        sims = [build_episode(sc, seed=0).make_sim() for sc in _scaling_pair(kind, factor)]
         rows: dict[str, dict[str, float]] = {}
         for name in names:
             instance = registry.make(name)

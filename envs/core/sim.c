@@ -470,6 +470,7 @@ static size_t lay_out(mps_sim *s, char *base) {
     CARVE(s->blk, n);
     CARVE(s->blk_inflight, np);
     CARVE(s->blk_counted, n);
+    CARVE(s->blk_out_floor, n);
     CARVE(s->piece_state, pieces);
     CARVE(s->piece_paths, pieces);
     CARVE(s->piece_sent_ns, pieces);
@@ -700,7 +701,8 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
         (void **)&c->new_set.bits, (void **)&c->new_set.dl_bits, (void **)&c->lost_set.bits,
         (void **)&c->lost_set.dl_bits, (void **)&c->todo_set.bits, (void **)&c->todo_set.dl_bits,
         (void **)&c->flight_set.bits, (void **)&c->flight_set.dl_bits,
-        (void **)&c->dl_order, (void **)&c->dl_sorted, (void **)&c->blk_counted, (void **)&c->dsn_order,
+        (void **)&c->dl_order, (void **)&c->dl_sorted, (void **)&c->blk_counted, (void **)&c->blk_out_floor,
+        (void **)&c->dsn_order,
         (void **)&c->piece_arrival_ns, (void **)&c->piece_delivery_ns, (void **)&c->piece_first_send_ns,
     };
     for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++)
@@ -783,6 +785,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->piece_paths, 0, (size_t)s->n_pieces);
     memset(s->piece_sent_ns, 0xff, (size_t)s->n_pieces * sizeof(int64_t)); /* -1: never sent */
     memset(s->piece_received, 0, (size_t)s->n_pieces);
+    memset(s->blk_out_floor, 0, (size_t)n * sizeof(int32_t));
     s->pieces_out = 0;
     if (s->receiver == MPS_RECEIVER_IN_ORDER) {
         for (int64_t g = 0; g < s->n_pieces; g++)
@@ -1444,6 +1447,16 @@ static inline __attribute__((always_inline)) int subflow_ready(const mps_sim *s,
 
 int mps_path_ready(const mps_sim *s, int j) { return subflow_ready(s, &s->paths[j]); }
 
+/* Piece g of block b has just left state OUT: where it was the block's out floor, the
+ * floor moves up to the next piece that is OUT (or to next_new). */
+static void out_floor_leave(mps_sim *s, int32_t b, int32_t g) {
+    const mps_block *k = &s->blk[b];
+    int32_t f = s->blk_out_floor[b];
+    if (g - k->piece_off != f) return;
+    while (f < k->next_new && s->piece_state[k->piece_off + f] != MPS_PIECE_OUT) f++;
+    s->blk_out_floor[b] = f;
+}
+
 /* 7.2 */
 static void declare_lost(mps_sim *s, int j, mps_rec *r) {
     mps_path *p = &s->paths[j];
@@ -1460,6 +1473,7 @@ static void declare_lost(mps_sim *s, int j, mps_rec *r) {
     if (s->piece_state[g] != MPS_PIECE_OUT || s->piece_paths[g]) return;
     s->piece_state[g] = MPS_PIECE_LOST;
     s->pieces_out--;
+    out_floor_leave(s, b, g);
     if ((k->flags & MPS_BLK_CANCELLED) && s->receiver == MPS_RECEIVER_BLOCK) return;
     s->piece_next_lost[g] = -1;
     if (k->lost_tail < 0)
@@ -1590,6 +1604,7 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
     }
     s->piece_state[g] = MPS_PIECE_OUT; /* from UNSENT or LOST */
     s->pieces_out++;
+    if (piece < s->blk_out_floor[b]) s->blk_out_floor[b] = piece;
     s->piece_paths[g] = (uint8_t)(1u << j);
     s->piece_sent_ns[g] = s->now;
     const int64_t bj = (int64_t)b * s->n_paths + j;
@@ -1612,7 +1627,7 @@ int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j) {
     const mps_block *k = &s->blk[b];
     if ((k->flags & (MPS_BLK_ARRIVED | MPS_BLK_CANCELLED)) != MPS_BLK_ARRIVED) return -1;
     const uint8_t bit = (uint8_t)(1u << j);
-    for (int32_t g = k->piece_off; g < k->piece_off + k->next_new; g++)
+    for (int32_t g = k->piece_off + s->blk_out_floor[b]; g < k->piece_off + k->next_new; g++)
         if (s->piece_state[g] == MPS_PIECE_OUT && !(s->piece_paths[g] & bit)) return g;
     return -1;
 }
@@ -1676,8 +1691,11 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         if (pst != MPS_PIECE_ACKED) {
             if (pst == MPS_PIECE_LOST && (!(k->flags & MPS_BLK_CANCELLED) || s->receiver == MPS_RECEIVER_IN_ORDER))
                 k->lost_pending_bytes -= pk.size;
-            if (pst == MPS_PIECE_OUT) s->pieces_out--;
             s->piece_state[g] = MPS_PIECE_ACKED;
+            if (pst == MPS_PIECE_OUT) {
+                s->pieces_out--;
+                out_floor_leave(s, b, g);
+            }
             k->acked_bytes += pk.size;
             if (k->acked_bytes == k->size_bytes) k->flags |= MPS_BLK_ACKED;
             update_sendable(s, b);

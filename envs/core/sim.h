@@ -408,6 +408,9 @@ struct mps_sim {
      * without a scan; blk_counted holds what each block adds to them. */
     int64_t lost_set_bytes, new_only_bytes;
     int32_t *blk_counted;
+    /* per block: no piece below piece_off + this is OUT, so that a search for a piece to
+     * copy (7.1, copies) starts there rather than at the block's first piece */
+    int32_t *blk_out_floor;
     /* On demand (mps_track_remaining; NULL until asked for, then kept for the episode):
      * the blocks of new_set or lost_set in a binary heap ordered by mps_remaining_before
      * (rem_heap_pos: -1 for a block not in it), and those of them with bytes in flight
