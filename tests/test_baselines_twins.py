@@ -173,12 +173,13 @@ def test_registry_has_every_scheduler_of_the_papers() -> None:
 
 
 # Twins that keep incremental structures (the core's remaining-bytes heap, the flying
-# list, the sendable-bytes sums, the rank floor, OTIAS's cursors, Peekaboo's rings of
-# decisions waiting for their reward) instead of scanning the buffer: on
+# list, the sendable-bytes sums, the rank floor, the out floor of a block's pieces,
+# OTIAS's cursors, Peekaboo's rings of decisions waiting for their reward) instead of
+# scanning the buffer: on
 # backlogs of hundreds of blocks the heaps are several levels deep and the bitsets
 # several words long, which episodes of a dozen blocks never reach.
 INCREMENTAL = ["srpt-ecf", "srpt-minrtt", "sa-ecf", "ecf", "edf", "dtp", "dams", "dems", "daps", "xlink", "otias",
-               "peekaboo"]
+               "peekaboo", "redundant", "xquic-reinject"]
 
 
 @pytest.mark.parametrize("name", INCREMENTAL)

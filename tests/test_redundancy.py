@@ -333,3 +333,46 @@ def test_a_copy_search_does_not_walk_the_pieces_already_resolved(name: str) -> N
 
     row = length_scaling(1.0, policies=(name,), kinds=("bulk-transfer",))["bulk-transfer"][name]
     assert row["ratio"] < 3.0, row
+
+
+def _one_lossy_file() -> dict:
+    """One block of 5,000 pieces over two NewReno paths that lose 5 % of their packets."""
+    return {"name": "one-file", "duration_s": 10,
+            "paths": [{"bandwidth": 8, "rtt_ms": 30, "loss": 0.05}, {"bandwidth": 6, "rtt_ms": 70, "loss": 0.05}],
+            "workload": {"type": "explicit", "blocks": [{"arrival_ms": 0, "size_bytes": 1448 * 5000,
+                                                          "deadline_ms": 10_000}]}}
+
+
+def test_the_copy_search_from_the_out_floor_finds_the_lowest_piece_in_flight() -> None:
+    """At every decision of Linux's redundant scheduler on one lossy file, the core's
+    ``copy_piece`` (a search from the block's out floor) gives the piece a walk over all of
+    the block's pieces gives: the lowest one in flight that the deciding path has not
+    sent. Retransmissions put pieces below the floor back in flight, losses on one path
+    leave copies in flight on the other."""
+    class Checked(Redundant):
+        checked = 0
+
+        def decide(self, obs: Observation) -> int:
+            off, n = obs.piece_off, obs.n_arrived
+            copyable = obs.piece_in_flight & ((obs.piece_paths.astype(np.int64) >> obs.path) & 1 == 0)
+            for b in range(n):
+                end = int(off[b + 1]) if b + 1 < n else len(copyable)
+                walk = np.flatnonzero(copyable[int(off[b]):end])
+                assert obs.copy_piece(b) == (int(walk[0]) if len(walk) else -1)
+                Checked.checked += 1
+            return super().decide(obs)
+
+    r = simulate(_one_lossy_file(), Checked().python(), seed=4)
+    assert r.paths["retransmissions"].sum() > 10 and r.paths["redundant_packets"].sum() > 100
+    assert Checked.checked > 1000
+
+
+def test_xquic_reinjection_from_the_out_floor_is_its_specification() -> None:
+    """xquic's reinjection on one lossy file: the native twin (its search from the out
+    floor) and the specification (numpy over every piece) send the same packets and copies."""
+    policy = XquicReinjection(srtt_factor=0.5)
+    native, spec = simulate(_one_lossy_file(), policy, seed=4), simulate(_one_lossy_file(), policy.python(), seed=4)
+    assert native.paths["retransmissions"].sum() > 10 and native.paths["redundant_packets"].sum() > 100
+    for column in ("packets_sent", "redundant_packets", "retransmissions", "random_losses"):
+        assert native.paths[column].tolist() == spec.paths[column].tolist(), column
+    assert native.blocks["recv_bytes"].tolist() == spec.blocks["recv_bytes"].tolist()
