@@ -1130,7 +1130,7 @@ static int Sim_set_copies(PyObject *obj, PyObject *value, void *closure) {
         PyErr_SetString(PyExc_TypeError, "copies: expected True or False");
         return -1;
     }
-    self->sim->copies = value == Py_True;
+    mps_set_copies(self->sim, value == Py_True);
     return 0;
 }
 

@@ -1447,14 +1447,23 @@ static inline __attribute__((always_inline)) int subflow_ready(const mps_sim *s,
 
 int mps_path_ready(const mps_sim *s, int j) { return subflow_ready(s, &s->paths[j]); }
 
-/* Piece g of block b has just left state OUT: where it was the block's out floor, the
- * floor moves up to the next piece that is OUT (or to next_new). */
-static void out_floor_leave(mps_sim *s, int32_t b, int32_t g) {
+/* Moves block b's out floor up from f to its first piece that is OUT (or to next_new). */
+static void out_floor_raise(mps_sim *s, int32_t b, int32_t f) {
     const mps_block *k = &s->blk[b];
-    int32_t f = s->blk_out_floor[b];
-    if (g - k->piece_off != f) return;
     while (f < k->next_new && s->piece_state[k->piece_off + f] != MPS_PIECE_OUT) f++;
     s->blk_out_floor[b] = f;
+}
+
+/* Piece g of block b has just left state OUT: where it was the block's out floor, the
+ * floor moves up. */
+static inline void out_floor_leave(mps_sim *s, int32_t b, int32_t g) {
+    if (s->copies && g - s->blk[b].piece_off == s->blk_out_floor[b]) out_floor_raise(s, b, s->blk_out_floor[b]);
+}
+
+void mps_set_copies(mps_sim *s, int on) {
+    if (on && !s->copies)
+        for (int32_t b = 0; b < s->n_blocks; b++) out_floor_raise(s, b, 0);
+    s->copies = on != 0;
 }
 
 /* 7.2 */
@@ -1604,7 +1613,7 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
     }
     s->piece_state[g] = MPS_PIECE_OUT; /* from UNSENT or LOST */
     s->pieces_out++;
-    if (piece < s->blk_out_floor[b]) s->blk_out_floor[b] = piece;
+    if (s->copies && piece < s->blk_out_floor[b]) s->blk_out_floor[b] = piece;
     s->piece_paths[g] = (uint8_t)(1u << j);
     s->piece_sent_ns[g] = s->now;
     const int64_t bj = (int64_t)b * s->n_paths + j;
@@ -1627,7 +1636,7 @@ int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j) {
     const mps_block *k = &s->blk[b];
     if ((k->flags & (MPS_BLK_ARRIVED | MPS_BLK_CANCELLED)) != MPS_BLK_ARRIVED) return -1;
     const uint8_t bit = (uint8_t)(1u << j);
-    for (int32_t g = k->piece_off + s->blk_out_floor[b]; g < k->piece_off + k->next_new; g++)
+    for (int32_t g = k->piece_off + mps_out_floor(s, b); g < k->piece_off + k->next_new; g++)
         if (s->piece_state[g] == MPS_PIECE_OUT && !(s->piece_paths[g] & bit)) return g;
     return -1;
 }

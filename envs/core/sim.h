@@ -408,8 +408,9 @@ struct mps_sim {
      * without a scan; blk_counted holds what each block adds to them. */
     int64_t lost_set_bytes, new_only_bytes;
     int32_t *blk_counted;
-    /* per block: no piece below piece_off + this is OUT, so that a search for a piece to
-     * copy (7.1, copies) starts there rather than at the block's first piece */
+    /* per block, kept while copies are on (mps_set_copies): no piece below piece_off +
+     * this is OUT, so that a search for a piece to copy (7.1) starts there rather than at
+     * the block's first piece */
     int32_t *blk_out_floor;
     /* On demand (mps_track_remaining; NULL until asked for, then kept for the episode):
      * the blocks of new_set or lost_set in a binary heap ordered by mps_remaining_before
@@ -467,6 +468,12 @@ int32_t mps_piece_block(const mps_sim *s, int32_t g);
 int mps_piece_copyable(const mps_sim *s, int64_t g, int j);
 /* The lowest piece of block b that path j may copy (its index among all pieces), or -1. */
 int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j);
+/* Whether the episode takes copies (7.1); turned on, each block's out floor is found
+ * again (it is kept only while copies are on). */
+void mps_set_copies(mps_sim *s, int on);
+/* Block b's first piece (within the block) that may be in flight: its out floor while
+ * the episode takes copies, 0 otherwise. */
+static inline int32_t mps_out_floor(const mps_sim *s, int32_t b) { return s->copies ? s->blk_out_floor[b] : 0; }
 /* Cancels a block during a decision (section 9). Returns 0 or -1 if the block has not
  * arrived or does not exist. */
 int mps_cancel(mps_sim *s, int32_t block);

@@ -60,7 +60,7 @@ static int32_t longest_waiting_copy(mps_sim *s, mps_policy *pol, int j, double a
     for (; b < s->n_arrived && !none_sent_from(&s->blk[b]); b++) {
         const mps_block *k = &s->blk[b];
         if (k->flags & MPS_BLK_CANCELLED) continue;
-        for (int32_t g = k->piece_off + s->blk_out_floor[b]; g < k->piece_off + k->next_new; g++) {
+        for (int32_t g = k->piece_off + mps_out_floor(s, b); g < k->piece_off + k->next_new; g++) {
             if (!on_one_other_path(s, g, j)) continue;
             if ((double)(s->now - s->piece_sent_ns[g]) < after) continue;
             if (best < 0 || s->piece_sent_ns[g] < s->piece_sent_ns[best]) best = g;
@@ -118,7 +118,7 @@ static int32_t xlink_decide(mps_sim *s, mps_policy *pol, int j) {
     if (b >= 0 && (first < 0 || first > b)) { /* no older data waits to go first */
         const mps_block *k = &s->blk[b];
         int32_t best = -1;
-        for (int32_t g = k->piece_off + s->blk_out_floor[b]; g < k->piece_off + k->next_new; g++) {
+        for (int32_t g = k->piece_off + mps_out_floor(s, b); g < k->piece_off + k->next_new; g++) {
             if (!on_one_other_path(s, g, j)) continue;
             if (s->now - s->piece_sent_ns[g] <= s->paths[__builtin_ctz(s->piece_paths[g])].srtt_ns) continue;
             if (best < 0 || s->piece_sent_ns[g] < s->piece_sent_ns[best]) best = g;
