@@ -1729,14 +1729,15 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         /* in 64 unsigned bits where they hold the products (the rate and the sample are
          * at most 2^60, so 7 rate + sample < 2^64), in 128 otherwise: the same values */
         const int64_t bytes = p->delivered - pk.snap_delivered, span = t - pk.snap_time;
+        const uint64_t cap = UINT64_C(1) << 60;
         uint64_t sample;
         if (bytes <= INT64_MAX / 8000000000) {
             sample = (uint64_t)(bytes * 8000000000) / (uint64_t)span;
+            if (sample > cap) sample = cap;
         } else {
             const __int128 wide = (__int128)bytes * 8000000000 / span;
-            sample = wide > ((__int128)1 << 60) ? UINT64_C(1) << 60 : (uint64_t)wide;
+            sample = wide > (__int128)cap ? cap : (uint64_t)wide;
         }
-        if (sample > UINT64_C(1) << 60) sample = UINT64_C(1) << 60;
         p->delivery_rate_bps = (int64_t)((7 * (uint64_t)p->delivery_rate_bps + sample) / 8);
         if (p->delivery_rate_bps > p->max_delivery_rate_bps) p->max_delivery_rate_bps = p->delivery_rate_bps;
     }
