@@ -65,6 +65,13 @@ class Redundant(Policy):
     picks the block's lowest such piece); otherwise new data as :class:`MinRTT`: ``j``
     waits while another ready path has a smaller ``(srtt, index)``, else sends the oldest
     sendable block. "Oldest" is the block order (blocks are sent first-in first-out).
+
+    Cost: the native twin looks at the pieces in flight of the open blocks, from each
+    block's out floor (no piece below it is in flight), so its work per decision grows with
+    the window, not with the episode: 1.03 times the time per packet on a transfer 8 times
+    longer (``mpsched bench --length-scaling``, bulk transfer), but on a path with
+    thousands of packets in flight (the fuzz corpus's two 62 MB blocks at 62 Mbit/s, 450,000
+    packets) about 100 times MinRTT's: 11-15 s against 0.12 s.
     """
 
     name = "redundant"
@@ -99,6 +106,10 @@ class XquicReinjection(Policy):
     flags would not allow. The check runs at decision points (xquic runs it before each
     scheduling pass, which acknowledgements and timers start): a piece that becomes due
     between two events waits for the next one.
+
+    Cost: as :class:`Redundant`'s, per decision the pieces in flight of the open blocks
+    from each block's out floor (1.25 times the time per packet on a transfer 8 times
+    longer).
 
     Parameters
     ----------
