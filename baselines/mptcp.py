@@ -405,9 +405,12 @@ class OTIAS(Policy):
 
     def _forget(self, obs: Observation, takers: list[int]) -> None:
         """Drop the placements of blocks with no never-sent piece left (cancelled), and
-        take back those of paths that take no new pieces."""
+        take back those of paths that take no new pieces. The blocks looked at end where
+        the placements end on entry: taking back a path's pieces lowers the frontier, and
+        every later path's placements above it go back too."""
         unsent = obs.unsent_bytes
-        for b in range(self.low, self._placed_end(obs)):
+        end = self._placed_end(obs)
+        for b in range(self.low, end):
             row = self.placed[b]
             if unsent[b] == 0 and row.any():
                 for k in range(obs.n_paths):
@@ -416,7 +419,7 @@ class OTIAS(Policy):
         for k in range(obs.n_paths):
             if k in takers or self.placed_on[k] == 0:
                 continue
-            for b in range(self.low, self._placed_end(obs)):
+            for b in range(self.low, end):
                 if self.placed[b, k]:
                     self.placed_on[k] -= int(self.placed[b, k])
                     self.placed[b, k] = 0

@@ -10,16 +10,17 @@ one srtt, 20,000 B and 100,000 B.
 
 from __future__ import annotations
 
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
-from mpsched.baselines.mptcp import ecf_waits
+from mpsched.baselines.mptcp import OTIAS, ecf_waits
 from mpsched.envs import PolicyError, registry, simulate
 from mpsched.envs.episode import build_episode
-from mpsched.envs.policy import Policy
+from mpsched.envs.policy import Observation, Policy
 from mpsched.envs.scenario import Scenario
 from mpsched.envs.simulate import drive
 from mpsched.experiments.cli import main
@@ -245,6 +246,25 @@ def test_otias_places_again_what_it_placed_on_a_path_that_left() -> None:
     assert [int(x) for x in down.paths["retransmissions"]] == [10, 0]
     assert 300 * MS < completion(down) < 320 * MS
     run(window_paths(100_000, outages=[[0.001, 0.5]]), registry.make("otias"))
+
+
+def test_otias_takes_back_every_placement_of_the_paths_that_left_together() -> None:
+    """Two backup paths hold pieces of blocks 5-10, placed while the primary path was
+    potentially failed. When it is live again both backups leave the takers at the same
+    decision, and every piece placed on either goes back to be placed again. Taking back
+    the first backup's pieces lowers the frontier to block 5; the second backup's pieces
+    above it must go back too, as the native twin takes them (a specification that
+    looked only up to the lowered frontier kept 5 of them, and the twins parted)."""
+    spec = cast(OTIAS, registry.make("otias").python())
+    spec.placed = np.zeros((11, 3), dtype=np.int64)
+    spec.placed[5:, 0] = 2
+    spec.placed[5:, 1] = 1
+    spec.placed_on, spec.head, spec.low, spec.frontier = [12, 6, 0], [5, 5, 0], 5, 11
+    arrived = SimpleNamespace(n_arrived=11, n_paths=3, unsent_bytes=np.full(11, 1000))
+    spec._forget(cast(Observation, arrived), takers=[2])
+    assert spec.placed_on == [0, 0, 0]
+    assert not spec.placed.any()
+    assert spec.frontier == 5
 
 
 def cbr_over_wlan_and_3g(policy: str, seed: int) -> tuple[float, float]:
