@@ -911,13 +911,6 @@ static int set_member_change(mps_sim *s, mps_blockset *set, int32_t b, int32_t r
     return -1;
 }
 
-/* Puts block b in or out of a set; returns the change of its membership (-1, 0, 1).
- * Inline: most calls leave the membership as it is. */
-static inline int set_member(mps_sim *s, mps_blockset *set, int32_t b, int32_t rank, int want) {
-    const int have = (set->bits[b >> 6] >> (b & 63)) & 1;
-    return want == have ? 0 : set_member_change(s, set, b, rank, want);
-}
-
 /* rem_heap (sim.h): a binary heap with each block's position kept in rem_heap_pos. */
 static void rem_heap_place(mps_sim *s, int32_t at, int32_t b) {
     s->rem_heap[at] = b;
@@ -1056,33 +1049,41 @@ static void add_inflight(mps_sim *s, int32_t b, int j, int64_t delta) {
 }
 
 static void update_sendable(mps_sim *s, int32_t b) {
-    const mps_block *k = &s->blk[b];
+    mps_block *k = &s->blk[b];
     const uint32_t f = k->flags;
     const int arrived = (f & MPS_BLK_ARRIVED) != 0, cancelled = (f & MPS_BLK_CANCELLED) != 0;
     const int want_todo = arrived && (k->unsent_bytes > 0 || k->lost_pending_bytes > 0);
-    set_member(s, &s->todo_set, b, k->dl_rank, want_todo);
     int want_new = arrived && !cancelled && k->unsent_bytes > 0;
     if (want_new && s->stream_seq) /* 7: the next piece must end inside the receive window */
         want_new = s->blk_off[b] + piece_end(s, k, k->next_new) <= s->data_acked + s->rbuf_bytes;
     const int want_lost =
         arrived && k->lost_pending_bytes > 0 && (!cancelled || s->receiver == MPS_RECEIVER_IN_ORDER);
-    const int32_t w = b >> 6;
-    const uint64_t bit = UINT64_C(1) << (b & 63);
-    const int was_lost = (s->lost_set.bits[w] & bit) != 0;
-    const int was_any = was_lost || (s->new_set.bits[w] & bit) != 0;
-    set_member(s, &s->new_set, b, k->dl_rank, want_new);
-    s->n_lost += set_member(s, &s->lost_set, b, k->dl_rank, want_lost);
-    s->n_new_or_lost += (want_new || want_lost) - was_any;
-    if (was_lost)
-        s->lost_set_bytes -= s->blk_counted[b];
-    else if (was_any)
-        s->new_only_bytes -= s->blk_counted[b];
+    const uint32_t want = (want_todo ? MPS_BLK_IN_TODO : 0u) | (want_new ? MPS_BLK_IN_NEW : 0u) |
+                          (want_lost ? MPS_BLK_IN_LOST : 0u);
     const int32_t remaining = k->unsent_bytes + k->lost_pending_bytes;
+    if ((f & MPS_BLK_IN_SETS) == want) { /* the same sets: only the bytes they count change */
+        if (want_lost)
+            s->lost_set_bytes += remaining - s->blk_counted[b];
+        else if (want_new)
+            s->new_only_bytes += remaining - s->blk_counted[b];
+    } else {
+        const int was_lost = (f & MPS_BLK_IN_LOST) != 0;
+        const int was_any = (f & (MPS_BLK_IN_NEW | MPS_BLK_IN_LOST)) != 0;
+        if ((f ^ want) & MPS_BLK_IN_TODO) set_member_change(s, &s->todo_set, b, k->dl_rank, want_todo);
+        if ((f ^ want) & MPS_BLK_IN_NEW) set_member_change(s, &s->new_set, b, k->dl_rank, want_new);
+        if ((f ^ want) & MPS_BLK_IN_LOST) s->n_lost += set_member_change(s, &s->lost_set, b, k->dl_rank, want_lost);
+        s->n_new_or_lost += (want_new || want_lost) - was_any;
+        if (was_lost)
+            s->lost_set_bytes -= s->blk_counted[b];
+        else if (was_any)
+            s->new_only_bytes -= s->blk_counted[b];
+        if (want_lost)
+            s->lost_set_bytes += remaining;
+        else if (want_new)
+            s->new_only_bytes += remaining;
+        k->flags = (f & ~MPS_BLK_IN_SETS) | want;
+    }
     s->blk_counted[b] = remaining;
-    if (want_lost)
-        s->lost_set_bytes += remaining;
-    else if (want_new)
-        s->new_only_bytes += remaining;
     if (s->track_remaining) rem_heap_update(s, b, want_new || want_lost);
     update_flying(s, b);
 }

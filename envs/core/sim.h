@@ -84,6 +84,12 @@ enum mps_piece_state {
 #define MPS_BLK_ON_TIME 8u   /* completed no later than its deadline */
 #define MPS_BLK_ACKED 16u    /* all bytes acknowledged to the sender */
 #define MPS_BLK_SENT 32u     /* some byte has been sent */
+/* which sendable sets (7) hold the block: kept by update_sendable beside the sets themselves,
+ * so that an update that leaves the membership as it is reads no set word */
+#define MPS_BLK_IN_TODO 64u
+#define MPS_BLK_IN_NEW 128u
+#define MPS_BLK_IN_LOST 256u
+#define MPS_BLK_IN_SETS (MPS_BLK_IN_TODO | MPS_BLK_IN_NEW | MPS_BLK_IN_LOST)
 #define MPS_MAX_BLOCK_BYTES INT32_MAX
 /* Packets (pieces) of all blocks of an episode: each holds up to 34 bytes of state, so
  * this bounds the per-packet memory at about 2.3 GB. */
