@@ -14,6 +14,8 @@ WAIT: int
 MAX_PATHS: int
 MAX_SLOTS: int
 MAX_PACKETS: int
+# bits of the block view "flags": test them with these masks; the other bits are the
+# core's own bookkeeping (which sendable sets hold the block)
 FLAG_ARRIVED: int
 FLAG_CANCELLED: int
 FLAG_COMPLETE: int
