@@ -192,7 +192,8 @@ class Observation:
     @property
     def piece_sent_ns(self) -> np.ndarray:
         """Time of each piece's latest transmission (new, retransmission or copy), -1 if
-        never sent; indexed by piece among all pieces."""
+        never sent; indexed by piece among all pieces. Kept in an episode that takes
+        copies (docs/model.md 7.1); -1 throughout one that does not."""
         return self._piece_sent
 
     @property

@@ -505,7 +505,8 @@ class Block:
         # §7.1 copies: the paths that sent each piece and have not declared that packet
         # lost (the set matters only while the piece is OUT: an acknowledgement is final).
         self.piece_paths: list[set[int]] = [set() for _ in range(self.n_pieces)]
-        self.piece_sent_ns = [-1] * self.n_pieces  # §7.1: each piece's latest transmission
+        # §7.1: each piece's latest transmission, kept in an episode with copies (-1 otherwise)
+        self.piece_sent_ns = [-1] * self.n_pieces
         # §6 receiver state.
         self.received = [False] * self.n_pieces
         self.recv_bytes = 0
@@ -1177,7 +1178,7 @@ class Simulator:
         blk = self.blocks[b]
         size = blk.piece_size(piece)
         blk.piece_paths[piece].add(sf.j)
-        blk.piece_sent_ns[piece] = t
+        blk.piece_sent_ns[piece] = t  # copies are on: a copy is sent only then
         blk.bytes_sent[sf.j] += size
         blk.inflight_bytes[sf.j] += size
         sf.redundant_packets += 1
@@ -1217,7 +1218,8 @@ class Simulator:
             blk.first_send_ns = t
         blk.piece_state[piece] = OUT
         blk.piece_paths[piece] = {sf.j}
-        blk.piece_sent_ns[piece] = t
+        if self.copies:
+            blk.piece_sent_ns[piece] = t
         blk.bytes_sent[sf.j] += size
         blk.inflight_bytes[sf.j] += size
         if is_retransmission:

@@ -41,6 +41,26 @@ def test_redundant_by_hand(native: bool) -> None:
     assert minrtt.paths["redundant_packets"].tolist() == [0, 0]
 
 
+def test_only_an_episode_with_copies_keeps_the_transmission_times() -> None:
+    """Each piece's latest transmission time is kept while the episode takes copies
+    (docs/model.md 7.1) and nowhere else: an episode without them (every one the vector
+    environment runs for a policy that sends no copies) holds no eight bytes per piece.
+    MinRTT sends both pieces at 0 (path 0 piece 0, path 1 piece 1), copies on or off."""
+    episode = build_episode(resolve(two_ideal_paths()), 0)
+    plain, copying = episode.make_sim(), episode.make_sim()
+    copying.copies = True
+    for sim in (plain, copying):
+        sim.run("minrtt", ())
+        assert np.asarray(sim.view("packets_sent")).tolist() == [1, 1]
+    assert np.asarray(plain.view("piece_sent_ns")).tolist() == [-1, -1]
+    assert np.asarray(copying.view("piece_sent_ns")).tolist() == [0, 0]
+    again = copying.clone()
+    again.reset(0)
+    assert again.copies and np.asarray(again.view("piece_sent_ns")).tolist() == [-1, -1]
+    again.run("minrtt", ())
+    assert np.asarray(again.view("piece_sent_ns")).tolist() == [0, 0]
+
+
 def _wifi_lte(outage: bool = False, loss: float = 0.0) -> dict:
     wifi = {"name": "wifi", "bandwidth": 20, "rtt_ms": 20, "loss": loss}
     if outage:

@@ -960,6 +960,8 @@ static PyObject *make_view(PyObject *obj, const char *name, int cross) {
             }
             /* fall through */
         case V_PIECE_ALL:
+            /* the transmission times exist once asked for (mps_piece_sent_times) */
+            if (d->offset == offsetof(mps_sim, piece_sent_ns) && !mps_piece_sent_times(s)) return core_error(s);
             return make_buffer(obj, *(void **)((char *)s + d->offset), d->format, d->itemsize, s->n_pieces, 0,
                                d->itemsize);
         default:
@@ -1130,7 +1132,10 @@ static int Sim_set_copies(PyObject *obj, PyObject *value, void *closure) {
         PyErr_SetString(PyExc_TypeError, "copies: expected True or False");
         return -1;
     }
-    mps_set_copies(self->sim, value == Py_True);
+    if (mps_set_copies(self->sim, value == Py_True) != 0) {
+        core_error(self->sim);
+        return -1;
+    }
     return 0;
 }
 

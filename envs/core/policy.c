@@ -86,7 +86,7 @@ double mps_window_bytes(const mps_path *p) {
 int mps_run(mps_sim *s, mps_policy *pol) { return mps_run_until(s, pol, MPS_NEVER); }
 
 int mps_run_until(mps_sim *s, mps_policy *pol, int64_t until_ns) {
-    if (pol->def->copies) mps_set_copies(s, 1);
+    if (pol->def->copies && mps_set_copies(s, 1) != 0) return -2;
     if (pol->def->reset) pol->def->reset(s, pol);
     if (s->error) return -2;
     for (;;) {

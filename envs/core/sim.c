@@ -428,7 +428,9 @@ static int sort_by_deadline(int32_t *idx, int32_t n, const mps_block *blk) {
  * size the configuration fixes, each on its own cache lines, those touched at every packet
  * first. Stepping many episodes in turn (the vector environment) then touches few pages per
  * episode, and a clone is one copy. Outside it: a packet lane's buffer once the lane
- * outgrows its first one (fifo_grow), and the remaining-bytes heap of mps_track_remaining.
+ * outgrows its first one (fifo_grow), the remaining-bytes heap of mps_track_remaining, and
+ * the pieces' transmission times, which only an episode with copies keeps
+ * (mps_piece_sent_times: eight bytes per piece).
  *
  * The layout for the shape in s (counts, lane capacities, schedule lengths): returns the
  * arena's size and, when base is given, points every array of s into it. */
@@ -473,7 +475,6 @@ static size_t lay_out(mps_sim *s, char *base) {
     CARVE(s->blk_out_floor, n);
     CARVE(s->piece_state, pieces);
     CARVE(s->piece_paths, pieces);
-    CARVE(s->piece_sent_ns, pieces);
     CARVE(s->piece_received, pieces);
     CARVE(s->piece_next_lost, pieces);
     CARVE(s->blk_bytes_sent, np);
@@ -696,7 +697,7 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
     void **inside[] = {
         (void **)&c->blk, (void **)&c->arrival_ns, (void **)&c->first_send_ns, (void **)&c->completion_ns,
         (void **)&c->cancel_ns, (void **)&c->duplicate_bytes, (void **)&c->blk_bytes_sent, (void **)&c->blk_inflight,
-        (void **)&c->piece_state, (void **)&c->piece_paths, (void **)&c->piece_sent_ns, (void **)&c->piece_received,
+        (void **)&c->piece_state, (void **)&c->piece_paths, (void **)&c->piece_received,
         (void **)&c->piece_next_lost, (void **)&c->blk_off,
         (void **)&c->new_set.bits, (void **)&c->new_set.dl_bits, (void **)&c->lost_set.bits,
         (void **)&c->lost_set.dl_bits, (void **)&c->todo_set.bits, (void **)&c->todo_set.dl_bits,
@@ -729,12 +730,14 @@ mps_sim *mps_sim_clone(const mps_sim *s) {
         else
             dst_lanes[i]->buf = NULL;
     c->flying = c->flying_pos = c->rem_heap = c->rem_heap_pos = NULL;
+    c->piece_sent_ns = NULL;
     for (int i = 0; i < m; i++)
         if (!dst_lanes[i]->buf) DUP(dst_lanes[i]->buf, src_lanes[i]->buf, src_lanes[i]->cap);
     DUP(c->flying, s->flying, s->n_blocks);
     DUP(c->flying_pos, s->flying_pos, s->n_blocks);
     DUP(c->rem_heap, s->rem_heap, s->n_blocks);
     DUP(c->rem_heap_pos, s->rem_heap_pos, s->n_blocks);
+    DUP(c->piece_sent_ns, s->piece_sent_ns, s->n_pieces);
     return c;
 nomem:
     mps_sim_free(c);
@@ -753,6 +756,7 @@ void mps_sim_free(mps_sim *s) {
     free(s->flying_pos);
     free(s->rem_heap);
     free(s->rem_heap_pos);
+    free(s->piece_sent_ns);
     free(s);
 }
 
@@ -783,7 +787,7 @@ void mps_sim_reset(mps_sim *s, uint64_t seed) {
     memset(s->blk_inflight, 0, (size_t)n * (size_t)P * sizeof(int64_t));
     memset(s->piece_state, MPS_PIECE_UNSENT, (size_t)s->n_pieces);
     memset(s->piece_paths, 0, (size_t)s->n_pieces);
-    memset(s->piece_sent_ns, 0xff, (size_t)s->n_pieces * sizeof(int64_t)); /* -1: never sent */
+    if (s->piece_sent_ns) memset(s->piece_sent_ns, 0xff, (size_t)s->n_pieces * sizeof(int64_t)); /* -1: never */
     memset(s->piece_received, 0, (size_t)s->n_pieces);
     memset(s->blk_out_floor, 0, (size_t)n * sizeof(int32_t));
     s->pieces_out = 0;
@@ -1461,10 +1465,25 @@ static inline void out_floor_leave(mps_sim *s, int32_t b, int32_t g) {
     if (s->copies && g - s->blk[b].piece_off == s->blk_out_floor[b]) out_floor_raise(s, b, s->blk_out_floor[b]);
 }
 
-void mps_set_copies(mps_sim *s, int on) {
+int64_t *mps_piece_sent_times(mps_sim *s) {
+    if (!s->piece_sent_ns) {
+        const size_t bytes = (size_t)(s->n_pieces > 0 ? s->n_pieces : 1) * sizeof(int64_t);
+        s->piece_sent_ns = malloc(bytes);
+        if (!s->piece_sent_ns) {
+            fail(s, MPS_ERR_NOMEM, "out of memory for the pieces' transmission times");
+            return NULL;
+        }
+        memset(s->piece_sent_ns, 0xff, bytes); /* -1: never sent (while copies were taken) */
+    }
+    return s->piece_sent_ns;
+}
+
+int mps_set_copies(mps_sim *s, int on) {
+    if (on && !mps_piece_sent_times(s)) return -1;
     if (on && !s->copies)
         for (int32_t b = 0; b < s->n_blocks; b++) out_floor_raise(s, b, 0);
     s->copies = on != 0;
+    return 0;
 }
 
 /* 7.2 */
@@ -1616,7 +1635,7 @@ static void send_packet(mps_sim *s, int j, int32_t b) {
     s->pieces_out++;
     if (s->copies && piece < s->blk_out_floor[b]) s->blk_out_floor[b] = piece;
     s->piece_paths[g] = (uint8_t)(1u << j);
-    s->piece_sent_ns[g] = s->now;
+    if (s->copies) s->piece_sent_ns[g] = s->now; /* kept while copies are taken (mps_set_copies) */
     const int64_t bj = (int64_t)b * s->n_paths + j;
     s->blk_bytes_sent[bj] += size;
     add_inflight(s, b, j, size);
@@ -1649,7 +1668,7 @@ static void send_copy(mps_sim *s, int j, int32_t g) {
     const int32_t piece = g - k->piece_off;
     const int32_t size = piece_size(s, k, piece);
     s->piece_paths[g] |= (uint8_t)(1u << j);
-    s->piece_sent_ns[g] = s->now;
+    if (s->copies) s->piece_sent_ns[g] = s->now; /* kept while copies are taken (mps_set_copies) */
     s->blk_bytes_sent[(int64_t)b * s->n_paths + j] += size;
     add_inflight(s, b, j, size);
     s->paths[j].redundant_packets++;

@@ -389,7 +389,10 @@ struct mps_sim {
     /* pieces */
     uint8_t *piece_state;
     uint8_t *piece_paths; /* bit j: path j sent the piece and has not declared that packet lost (7.1) */
-    int64_t *piece_sent_ns; /* time of the piece's latest transmission (new, retransmission or copy), -1 */
+    /* time of the piece's latest transmission (new, retransmission or copy) in an episode that
+     * takes copies, -1 otherwise: outside the arena, made when copies are turned on or the
+     * array is read (mps_piece_sent_times), so that an episode without copies has none */
+    int64_t *piece_sent_ns;
     uint8_t *piece_received;
     int32_t *piece_next_lost;
 
@@ -475,8 +478,12 @@ int mps_piece_copyable(const mps_sim *s, int64_t g, int j);
 /* The lowest piece of block b that path j may copy (its index among all pieces), or -1. */
 int32_t mps_copy_piece(const mps_sim *s, int32_t b, int j);
 /* Whether the episode takes copies (7.1); turned on, each block's out floor is found
- * again (it is kept only while copies are on). */
-void mps_set_copies(mps_sim *s, int on);
+ * again (it is kept only while copies are on) and the pieces' transmission times are
+ * kept from then on. Returns 0, or -1 with MPS_ERR_NOMEM when memory runs out. */
+int mps_set_copies(mps_sim *s, int on);
+/* The pieces' latest transmission times (piece_sent_ns), made on the first call with
+ * every entry -1; NULL with MPS_ERR_NOMEM when memory runs out. */
+int64_t *mps_piece_sent_times(mps_sim *s);
 /* Block b's first piece (within the block) that may be in flight: its out floor while
  * the episode takes copies, 0 otherwise. */
 static inline int32_t mps_out_floor(const mps_sim *s, int32_t b) { return s->copies ? s->blk_out_floor[b] : 0; }

@@ -246,7 +246,7 @@ static int run_native(const mps_config *c, const char *name, int n_params, char 
 static void start_episode(mps_sim *s, uint64_t seed, int copies) {
     mps_sim_reset(s, seed);
     if (copies) {
-        mps_set_copies(s, 1);
+        if (mps_set_copies(s, 1) != 0) return;
         mps_track_flight(s);
     }
 }
