@@ -1668,7 +1668,7 @@ static void send_copy(mps_sim *s, int j, int32_t g) {
     const int32_t piece = g - k->piece_off;
     const int32_t size = piece_size(s, k, piece);
     s->piece_paths[g] |= (uint8_t)(1u << j);
-    if (s->copies) s->piece_sent_ns[g] = s->now; /* kept while copies are taken (mps_set_copies) */
+    s->piece_sent_ns[g] = s->now; /* a copy is sent only while copies are on: the times are kept */
     s->blk_bytes_sent[(int64_t)b * s->n_paths + j] += size;
     add_inflight(s, b, j, size);
     s->paths[j].redundant_packets++;
