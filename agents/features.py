@@ -7,8 +7,9 @@ one-hot of the deciding path. Two extractors read it:
 - :class:`FlatExtractor`: the whole vector, standardized entry by entry (SB3's default MLP
   then reads it);
 - :class:`SlotSetExtractor`: one encoder shared by every slot (a block's own features,
-  the bytes queued ahead of it and the deciding path's state), masked mean and max
-  pooling over the occupied slots, and a shared path encoder. Its pooled summary does not
+  derived ones none of which is indexed by path, :data:`~mpsched.agents.slot_numpy.SLOT_INPUTS`,
+  and the deciding path's state), masked mean and max pooling over the occupied slots,
+  and a shared path encoder. Its pooled summary does not
   change when slots are permuted; its per-slot embeddings permute with the slots.
 
 :class:`SlotPolicy` (MaskablePPO, PPO) scores every slot with one shared head on its
@@ -35,13 +36,13 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..envs.env import PATH_FEATURES, SLOT_FEATURES
-from .slot_numpy import TIME_CLIP_S, SlotWeights, actor_critic, slot_weights, squashed_columns
+from .slot_numpy import SLOT_INPUTS, TIME_CLIP_S, SlotWeights, actor_critic, slot_weights, squashed_columns
+from .vec_env import PACKET_MBIT
 
 __all__ = ["FlatExtractor", "SlotSetExtractor", "SlotPolicy", "MaskedCategorical", "EXTRACTORS", "slot_dims"]
 
 _SLOT_BASE = len(SLOT_FEATURES)
 _PATH_FEATURES = len(PATH_FEATURES)
-_DERIVED = 3            # packets in flight on the deciding path, packets queued ahead, expired
 _MIN_STD = 1e-3
 
 
@@ -123,13 +124,13 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim=K * embed_dim + 2 * embed_dim + 2 * path_dim)
         self.num_slots, self.max_paths, self.embed_dim, self.path_dim = K, P, embed_dim, path_dim
         self.slot_width = _SLOT_BASE + P
-        slot_in = self.slot_width + _DERIVED
+        slot_in = len(SLOT_INPUTS)
         self.register_buffer("slot_mean", torch.zeros(slot_in))
         self.register_buffer("slot_std", torch.ones(slot_in))
         self.register_buffer("path_mean", torch.zeros(_PATH_FEATURES))
         self.register_buffer("path_std", torch.ones(_PATH_FEATURES))
         # which inputs _parts compresses; not saved with the model (squashed_columns builds them)
-        for name, columns in zip(("count_columns", "time_columns", "path_count_columns"), squashed_columns(P)):
+        for name, columns in zip(("count_columns", "time_columns", "path_count_columns"), squashed_columns()):
             self.register_buffer(name, torch.tensor(columns), persistent=False)
         self.path_encoder = nn.Sequential(nn.Linear(_PATH_FEATURES, path_dim), nn.ReLU())
         self.slot_encoder = nn.Sequential(
@@ -144,12 +145,21 @@ class SlotSetExtractor(BaseFeaturesExtractor):
         deciding = obs[:, K * w + _PATH_FEATURES * P:]
         valid = slots[..., 0]
         remaining = slots[..., 1] * valid
+        # the derived inputs of SLOT_INPUTS (slot_numpy.py says what each one is)
+        inflight_all = slots[..., _SLOT_BASE:].sum(-1, keepdim=True)
         inflight_here = (slots[..., _SLOT_BASE:] * deciding[:, None, :]).sum(-1, keepdim=True)
-        # Slots are in urgency order: the packets queued ahead of a block are what an
-        # earliest-deadline sender would send before it.
         ahead = torch.cumsum(remaining, dim=1) - remaining
-        expired = (slots[..., 2] <= 0) * valid
-        features = torch.cat([slots, inflight_here, ahead[..., None], expired[..., None]], -1)
+        time_to_deadline = slots[..., 2]
+        expired = (time_to_deadline <= 0) * valid
+        size = slots[..., 5]
+        sent = torch.where(size > 0, 1.0 - remaining / size.clamp(min=1.0), torch.zeros_like(size)) * valid
+        rate_mbps = paths[..., 5].sum(-1, keepdim=True).clamp(min=0.1)
+        load = torch.log1p(((ahead + remaining) * PACKET_MBIT / (rate_mbps * time_to_deadline.clamp(min=1e-3)))
+                           .clamp(0.0, 100.0)) * valid
+        one_way_delay = (paths[..., 1] * deciding).sum(-1, keepdim=True) * 0.5
+        slack = (time_to_deadline - one_way_delay).clamp(-TIME_CLIP_S, TIME_CLIP_S) * valid
+        features = torch.cat([slots[..., :_SLOT_BASE], inflight_all, inflight_here, ahead[..., None],
+                              expired[..., None], sent[..., None], load[..., None], slack[..., None]], -1)
         features = torch.where(self.count_columns, torch.log1p(features.clamp(min=0.0)), features)
         features = torch.where(self.time_columns, features.clamp(-TIME_CLIP_S, TIME_CLIP_S), features)
         paths = torch.where(self.path_count_columns, torch.log1p(paths.clamp(min=0.0)), paths)

@@ -31,6 +31,7 @@ from ..envs.policy import WAIT, Observation, Policy
 from ..envs.textfiles import exists
 from .features import EXTRACTORS, SlotPolicy
 from .inference import SlotSetScorer
+from .slot_numpy import SLOT_INPUTS
 from .vec_env import MaskRules, refine_masks
 
 __all__ = ["ALGOS", "ZOO_DIR", "AgentPolicy", "load", "model_dir", "read_meta", "zoo_names"]
@@ -89,6 +90,10 @@ def read_meta(directory: str | Path) -> dict[str, Any]:
         seen = ", ".join(meta["path_features"]) if "path_features" in meta else "an earlier layout's (not recorded)"
         raise PolicyError(f"agent {str(directory)!r}: trained on the path features {seen}; this build observes "
                           f"{', '.join(PATH_FEATURES)} (envs/core/obs.h): train it again")
+    if meta.get("extractor", "set") == "set" and meta.get("slot_inputs") != list(SLOT_INPUTS):
+        seen = ", ".join(meta["slot_inputs"]) if "slot_inputs" in meta else "an earlier layout's (not recorded)"
+        raise PolicyError(f"agent {str(directory)!r}: its slot encoder read {seen}; this build's reads "
+                          f"{', '.join(SLOT_INPUTS)} (mpsched.agents.slot_numpy.SLOT_INPUTS): train it again")
     try:
         MaskRules.of(meta)
     except (TypeError, ValueError) as exc:

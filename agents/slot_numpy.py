@@ -24,8 +24,9 @@ import numpy as np
 from torch import nn
 
 from ..envs.env import PATH_FEATURES, SLOT_FEATURES
+from .vec_env import PACKET_MBIT
 
-__all__ = ["SlotWeights", "slot_weights", "actor_critic", "squashed_columns"]
+__all__ = ["SLOT_INPUTS", "SlotWeights", "slot_weights", "actor_critic", "squashed_columns"]
 
 _SLOT_BASE = len(SLOT_FEATURES)
 _PATH_FEATURES = len(PATH_FEATURES)
@@ -34,18 +35,39 @@ TIME_CLIP_S = 1.0
 simply far (a bulk transfer's may be seconds away, the training video's are 200 ms)."""
 
 
+SLOT_INPUTS: tuple[str, ...] = SLOT_FEATURES + (
+    "inflight_packets", "inflight_packets_here", "packets_queued_ahead", "expired", "sent_fraction",
+    "load", "slack_here_s")
+"""What the slot encoder reads of each slot: the block's own features, then derived ones.
+None is indexed by path, so a model trained on two paths reads a third path's blocks with
+weights it has trained:
+
+- ``inflight_packets``: the block's packets in flight on every path, summed;
+- ``inflight_packets_here``: those on the deciding path;
+- ``packets_queued_ahead``: the packets still to send of the slots before it (slots are in
+  urgency order: what an earliest-deadline sender sends first);
+- ``expired``: 1 past the deadline;
+- ``sent_fraction``: the share of the block no longer waiting to be sent;
+- ``load``: ``log1p`` of the time the paths' summed delivery rates need for the packets
+  queued ahead and the block's own, over its time to deadline (clipped to [0, 100]): above
+  log 2 the block cannot be on time behind the ones ahead; scale-free, so a 45-packet bulk
+  chunk and a 12-packet video frame under the same load read alike;
+- ``slack_here_s``: the time to deadline less the deciding path's one-way delay (half its
+  smoothed RTT), clipped to +-TIME_CLIP_S: below 0 the block arrives late on this path.
+
+Stored in a model's agent.json; a model that read others is refused on load."""
+
+
 @cache
-def squashed_columns(max_paths: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Boolean column masks of the slot features (the observation's, then the derived) that
-    are packet counts (log1p-compressed: a video frame is about 12 packets, a bulk block
+def squashed_columns() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Boolean column masks of the slot encoder's inputs (:data:`SLOT_INPUTS`) that are
+    packet counts (log1p-compressed: a video frame is about 12 packets, a bulk block
     thousands) and that are times (clipped to TIME_CLIP_S), and of the path features that
-    are counts or rates (log1p-compressed). Built once per path count (read-only): every
-    decision reads them."""
-    width = _SLOT_BASE + max_paths
-    counts = np.zeros(width + 3, np.bool_)
-    counts[[SLOT_FEATURES.index("remaining_packets"), SLOT_FEATURES.index("size_packets")]] = True
-    counts[_SLOT_BASE:width + 2] = True  # in flight on each path, on the deciding one, queued ahead
-    times = np.zeros(width + 3, np.bool_)
+    are counts or rates (log1p-compressed). Built once (read-only): every decision reads
+    them."""
+    counts = np.isin(np.array(SLOT_INPUTS), ["remaining_packets", "size_packets", "inflight_packets",
+                                             "inflight_packets_here", "packets_queued_ahead"])
+    times = np.zeros(len(SLOT_INPUTS), np.bool_)
     times[SLOT_FEATURES.index("time_to_deadline_s")] = True
     path_counts = np.isin(np.array(PATH_FEATURES), ["cwnd_packets", "inflight_packets", "delivery_rate_mbps"])
     for mask in (counts, times, path_counts):
@@ -136,11 +158,22 @@ def actor_critic(w: SlotWeights, obs: np.ndarray, critic: bool = False) -> tuple
     deciding = obs[..., K * w_ + _PATH_FEATURES * P:]
     valid = slots[..., 0]
     remaining = slots[..., 1] * valid
+    inflight_all = slots[..., _SLOT_BASE:].sum(-1)
     inflight_here = (slots[..., _SLOT_BASE:] * deciding[..., None, :]).sum(-1)
     ahead = np.cumsum(remaining, axis=-1) - remaining
-    expired = (slots[..., 2] <= 0) * valid
-    features = np.concatenate([slots, inflight_here[..., None], ahead[..., None], expired[..., None]], -1)
-    counts, times, path_counts = squashed_columns(P)
+    time_to_deadline = slots[..., 2]
+    expired = (time_to_deadline <= 0) * valid
+    size = slots[..., 5]
+    sent = np.where(size > 0, 1.0 - remaining / np.maximum(size, 1.0), 0.0) * valid
+    rate_mbps = np.maximum(paths[..., 5].sum(-1)[..., None], 0.1)
+    load = np.log1p(np.clip((ahead + remaining) * PACKET_MBIT / (rate_mbps * np.maximum(time_to_deadline, 1e-3)),
+                            0.0, 100.0)) * valid
+    one_way_delay = (paths[..., 1] * deciding).sum(-1)[..., None] * 0.5
+    slack = np.clip(time_to_deadline - one_way_delay, -TIME_CLIP_S, TIME_CLIP_S) * valid
+    features = np.concatenate([slots[..., :_SLOT_BASE], inflight_all[..., None], inflight_here[..., None],
+                               ahead[..., None], expired[..., None], sent[..., None], load[..., None],
+                               slack[..., None]], -1)
+    counts, times, path_counts = squashed_columns()
     features = np.where(counts, np.log1p(np.maximum(features, 0.0)), features)
     features = np.where(times, np.clip(features, -TIME_CLIP_S, TIME_CLIP_S), features)
     paths = np.where(path_counts, np.log1p(np.maximum(paths, 0.0)), paths)

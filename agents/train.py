@@ -35,6 +35,7 @@ from .dagger import make_teacher, mixture_demonstrations
 from .experts import EXPERTS, Demonstrations, demonstrations
 from .features import EXTRACTORS, FlatExtractor, SlotSetExtractor
 from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, policy_setup, sb3_class
+from .slot_numpy import SLOT_INPUTS
 from .vec_env import MaskRules, NativeVecEnv
 
 __all__ = ["HYPERPARAMS_DIR", "TrainingError", "TrainResult", "behaviour_clone", "evaluate_batched",
@@ -43,7 +44,7 @@ __all__ = ["HYPERPARAMS_DIR", "TrainingError", "TrainResult", "behaviour_clone",
 HYPERPARAMS_DIR = Path(__file__).resolve().parent / "hyperparams"
 
 _RUN_KEYS = ("n_timesteps", "eval_freq", "eval_episodes", "checkpoint_freq", "torch_threads")
-_ENV_KEYS = ("n_envs", "num_slots", "extractor", "mask_expired", "hold_gain", "normalize_reward")
+_ENV_KEYS = ("n_envs", "num_slots", "extractor", "mask_expired", "hold_gain", "mask_reachable", "normalize_reward")
 _BC_KEYS = ("expert_steps", "bc_epochs", "bc_batch_size", "bc_learning_rate", "finetune")
 _DAGGER_KEYS = ("teacher", "teacher_params", "dagger_iterations", "beta_decay")
 IMITATION_ALGOS = ("bc", "dagger")
@@ -595,7 +596,9 @@ def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, f
         "max_paths": int(max_paths),
         "mask_expired": bool(hp["mask_expired"]),
         "hold_gain": MaskRules.of(hp).hold_gain,
+        "mask_reachable": MaskRules.of(hp).reachable,
         "path_features": list(PATH_FEATURES),
+        "slot_inputs": list(SLOT_INPUTS),
         "extractor": hp.get("extractor", "set"),
         "suite": suite,
         "from_expert": from_expert,

@@ -35,9 +35,15 @@ __all__ = ["DEFAULT_MASK_RULES", "MaskRules", "NativeVecEnv", "PoolEnv", "make_p
 _SLOT_BASE = len(SLOT_FEATURES)
 _TIME_TO_DEADLINE = SLOT_FEATURES.index("time_to_deadline_s")
 _PATH_WIDTH = len(PATH_FEATURES)
+_SRTT = PATH_FEATURES.index("srtt_s")
 _INFLIGHT = PATH_FEATURES.index("inflight_packets")
+_DELIVERY_RATE = PATH_FEATURES.index("delivery_rate_mbps")
 _CAN_SEND = PATH_FEATURES.index("can_send")
 _FLIGHT_BDP = PATH_FEATURES.index("flight_bdp")
+_REMAINING = SLOT_FEATURES.index("remaining_packets")
+PACKET_MBIT = 1448 * 8 / 1e6
+"""A packet of the observation's counts in Mbit: a full segment of the default MSS, 1448
+bytes (what turns packets to send and rates in Mbit/s into seconds)."""
 
 
 @dataclass(frozen=True)
@@ -54,10 +60,23 @@ class MaskRules:
         0 never refuses. This is the in-flight cap of the held DAMS family (docs/model.md
         7.16) with the smoothed delivery rate: the network then chooses which block, or
         WAIT, only where the cap lets the path send.
+    reachable : bool
+        Refuse the blocks that cannot arrive by their deadline at the sender's own
+        estimates. A block whose time to deadline is at most the deciding path's one-way
+        delay (half its smoothed RTT, as DAMS estimates it, [dams] Sec. III-A) is refused
+        outright: its next packet would arrive late. While some block could still be
+        completed in time, a block is also refused when its packets still to send need
+        longer than its time to deadline less that delay at the paths' summed delivery
+        rates (packets taken as :data:`PACKET_MBIT`); when none could, or before the first
+        rate sample, this second test refuses nothing, so a low estimate never idles the
+        connection. Under overload this keeps a sender from spending the paths on a
+        block that will be late and making the next one late too, the domino effect of
+        earliest-deadline-first.
     """
 
     expired: bool = True
     hold_gain: float = 0.0
+    reachable: bool = False
 
     def __post_init__(self) -> None:
         if not (isinstance(self.hold_gain, (int, float)) and math.isfinite(self.hold_gain)
@@ -66,9 +85,10 @@ class MaskRules:
 
     @classmethod
     def of(cls, settings: Mapping[str, Any]) -> MaskRules:
-        """The rules of hyperparameters or of a model's agent.json: ``mask_expired`` and
-        ``hold_gain`` (0 when absent)."""
-        return cls(bool(settings["mask_expired"]), float(settings.get("hold_gain", 0.0)))
+        """The rules of hyperparameters or of a model's agent.json: ``mask_expired``,
+        ``hold_gain`` (0 when absent) and ``mask_reachable`` (false when absent)."""
+        return cls(bool(settings["mask_expired"]), float(settings.get("hold_gain", 0.0)),
+                   bool(settings.get("mask_reachable", False)))
 
 
 DEFAULT_MASK_RULES = MaskRules()
@@ -77,24 +97,39 @@ DEFAULT_MASK_RULES = MaskRules()
 
 def refine_masks(masks: np.ndarray, observations: np.ndarray, num_slots: int, max_paths: int,
                  rules: MaskRules) -> np.ndarray:
-    """The environment's masks less WAIT where it would leave the connection idle, and less
-    what ``rules`` refuse (in place).
+    """The environment's masks less what ``rules`` refuse, and less WAIT where it would
+    leave the connection idle (in place).
 
     WAIT idles the connection when a slot may be sent, no path has a packet in flight
     and no path after the deciding one can send (the decision round asks paths in index
     order, docs/model.md section 9): nothing would ask again before the next block
-    arrives or a timer fires.
+    arrives or a timer fires. With ``rules.reachable`` a later path counts only if some
+    block can still arrive in time on it.
     """
     K, P = num_slots, max_paths
     width = _SLOT_BASE + P
-    if rules.expired:
-        masks[..., :K] &= observations[..., _TIME_TO_DEADLINE: K * width: width] > 0
     start = K * width
     paths = observations[..., start: start + _PATH_WIDTH * P].reshape(observations.shape[:-1] + (P, _PATH_WIDTH))
     deciding = observations[..., start + _PATH_WIDTH * P:]
+    time_to_deadline = observations[..., _TIME_TO_DEADLINE: K * width: width]
+    if rules.expired:
+        masks[..., :K] &= time_to_deadline > 0
     later = np.cumsum(deciding, axis=-1) - deciding > 0  # the paths after the deciding one
-    idle = ((paths[..., _INFLIGHT].sum(axis=-1) == 0) & ~((paths[..., _CAN_SEND] > 0) & later).any(axis=-1)
-            & masks[..., :K].any(axis=-1))
+    later_sends = (paths[..., _CAN_SEND] > 0) & later
+    if rules.reachable:
+        # a later path relieves this one of sending only if some block can reach in time on it
+        reaches = ((masks[..., None, :K] & (time_to_deadline[..., None, :] > paths[..., _SRTT, None] * 0.5))
+                   .any(axis=-1))
+        later_sends &= reaches
+        one_way_delay = ((paths[..., _SRTT] * deciding).sum(-1) * 0.5)[..., None]
+        masks[..., :K] &= time_to_deadline > one_way_delay
+        rate_mbps = paths[..., _DELIVERY_RATE].sum(-1)
+        sending_s = (observations[..., _REMAINING: K * width: width] * PACKET_MBIT
+                     / np.maximum(rate_mbps, 1e-9)[..., None])
+        in_time = masks[..., :K] & (time_to_deadline > one_way_delay + sending_s)
+        some = (in_time.any(-1) & (rate_mbps > 0))[..., None]
+        masks[..., :K] = np.where(some, in_time, masks[..., :K])
+    idle = (paths[..., _INFLIGHT].sum(axis=-1) == 0) & ~later_sends.any(axis=-1) & masks[..., :K].any(axis=-1)
     masks[..., K] &= ~idle
     if rules.hold_gain > 0.0:
         here = (paths * deciding[..., None]).sum(axis=-2)

@@ -26,10 +26,11 @@ from mpsched.agents.experts import demonstrations  # noqa: E402
 from mpsched.agents.features import MaskedCategorical, SlotPolicy, SlotSetExtractor, shared_input_linear  # noqa: E402
 from mpsched.agents.inference import SlotSetScorer  # noqa: E402
 from mpsched.agents.model import greedy_actions  # noqa: E402
+from mpsched.agents.slot_numpy import SLOT_INPUTS  # noqa: E402
 from mpsched.agents.train import TrainingError, evaluate_batched, load_hyperparams, train  # noqa: E402
 from mpsched.agents.vec_env import MaskRules, NativeVecEnv, PoolEnv, refine_masks  # noqa: E402
 from mpsched.envs import PolicyError, simulate  # noqa: E402
-from mpsched.envs.env import PATH_FEATURES, MultipathDeadlineEnv, observation_layout  # noqa: E402
+from mpsched.envs.env import PATH_FEATURES, SLOT_FEATURES, MultipathDeadlineEnv, observation_layout  # noqa: E402
 from mpsched.envs.pool import EpisodePool  # noqa: E402
 from mpsched.envs.scenarios import resolve  # noqa: E402
 from mpsched.experiments.suite import PolicySpec, SuiteError, load_suite  # noqa: E402
@@ -254,9 +255,73 @@ def test_the_cap_refuses_every_send_while_the_deciding_paths_flight_is_at_it(dec
     assert refine_masks(np.array([True, False, True]), obs, K, P, MaskRules()).tolist() == [True, False, True]
 
 
+def _blocks_observation(time_to_deadline_s: list[float], remaining: list[float], srtt_s: list[float],
+                       rate_mbps: list[float], deciding: int) -> np.ndarray:
+    """An observation with a block in each slot (its time to deadline and packets still to
+    send), two paths with the given smoothed RTTs and delivery rates, one packet in flight
+    on each."""
+    K, P = len(time_to_deadline_s), 2
+    obs = _paths_observation(K, P, deciding, [1, 1], [1, 1])
+    layout = observation_layout(K, P)
+    slots = obs[layout["blocks"]].reshape(K, -1)
+    slots[:, SLOT_FEATURES.index("valid")] = 1.0
+    slots[:, SLOT_FEATURES.index("time_to_deadline_s")] = time_to_deadline_s
+    slots[:, SLOT_FEATURES.index("remaining_packets")] = remaining
+    paths = obs[layout["paths"]].reshape(P, len(PATH_FEATURES))
+    paths[:, PATH_FEATURES.index("srtt_s")] = srtt_s
+    paths[:, PATH_FEATURES.index("delivery_rate_mbps")] = rate_mbps
+    obs[layout["blocks"]] = slots.reshape(-1)
+    obs[layout["paths"]] = paths.reshape(-1)
+    return obs
+
+
+@pytest.mark.parametrize(("ttd", "remaining", "srtt", "rate", "deciding", "allowed"), [
+    # 150 ms one way on path 1: only the block 200 ms from its deadline can arrive by it there
+    ([0.1, 0.2], [1, 1], [0.02, 0.3], [2.0, 2.0], 1, [False, True]),
+    ([0.1, 0.2], [1, 1], [0.02, 0.3], [2.0, 2.0], 0, [True, True]),
+    # 20 packets need 116 ms at 2 Mbit/s: the first cannot be sent in time, the second can
+    ([0.1, 0.3], [20, 20], [0.02, 0.02], [1.0, 1.0], 0, [False, True]),
+    # when no block can, none is refused for its sending time (a low estimate never idles)
+    ([0.1, 0.11], [20, 20], [0.02, 0.02], [1.0, 1.0], 0, [True, True]),
+    # nor before the first rate sample
+    ([0.1, 0.3], [20, 20], [0.02, 0.02], [0.0, 0.0], 0, [True, True]),
+])
+def test_the_reachable_rule_refuses_the_blocks_that_cannot_arrive_in_time(ttd: list[float], remaining: list[float],
+                                                                         srtt: list[float], rate: list[float],
+                                                                         deciding: int, allowed: list[bool]) -> None:
+    K, P = len(ttd), 2
+    obs = _blocks_observation(ttd, remaining, srtt, rate, deciding)
+    masks = refine_masks(np.ones(K + 1, np.bool_), obs.copy(), K, P, MaskRules(reachable=True))
+    assert masks[:K].tolist() == allowed
+    assert refine_masks(np.ones(K + 1, np.bool_), obs, K, P, MaskRules()).tolist() == [True] * (K + 1)
+    batch = np.stack([obs] * 2)
+    assert refine_masks(np.ones((2, K + 1), np.bool_), batch, K, P, MaskRules(reachable=True))[:, :K].tolist() \
+        == [allowed] * 2
+
+
+def test_a_later_path_that_no_block_can_reach_in_time_on_does_not_make_wait_safe() -> None:
+    """Path 0 is asked first with nothing in flight; path 1 can send but is 150 ms one way,
+    too long for any block: under the reachable rule WAIT on path 0 would idle the
+    connection, so it is refused; without the rule path 1 counts and WAIT stays."""
+    K, P = 2, 2
+    obs = _blocks_observation([0.1, 0.12], [1, 1], [0.02, 0.3], [2.0, 2.0], deciding=0)
+    layout = observation_layout(K, P)
+    paths = obs[layout["paths"]].reshape(P, len(PATH_FEATURES))
+    paths[:, PATH_FEATURES.index("inflight_packets")] = 0.0
+    obs[layout["paths"]] = paths.reshape(-1)
+    assert refine_masks(np.ones(K + 1, np.bool_), obs.copy(), K, P, MaskRules(reachable=True)).tolist() \
+        == [True, True, False]
+    assert refine_masks(np.ones(K + 1, np.bool_), obs.copy(), K, P, MaskRules()).tolist() == [True, True, True]
+    slots = obs[layout["blocks"]].reshape(K, -1)
+    slots[1, SLOT_FEATURES.index("time_to_deadline_s")] = 0.2  # reaches in time on path 1 as well
+    obs[layout["blocks"]] = slots.reshape(-1)
+    assert refine_masks(np.ones(K + 1, np.bool_), obs, K, P, MaskRules(reachable=True)).tolist() == [True, True, True]
+
+
 def test_mask_rules_are_checked_and_read_from_settings() -> None:
-    assert MaskRules.of({"mask_expired": False}) == MaskRules(expired=False, hold_gain=0.0)
+    assert MaskRules.of({"mask_expired": False}) == MaskRules(expired=False, hold_gain=0.0, reachable=False)
     assert MaskRules.of({"mask_expired": True, "hold_gain": 1.5}).hold_gain == 1.5
+    assert MaskRules.of({"mask_expired": True, "mask_reachable": True}).reachable
     for bad in (-1.0, float("nan"), float("inf"), 1e7):
         with pytest.raises(ValueError, match="hold_gain: got"):
             MaskRules(hold_gain=bad)
@@ -500,6 +565,14 @@ def test_a_model_of_another_observation_layout_is_refused_by_name(trained: dict,
     del meta["path_features"]
     (out / "agent.json").write_text(json.dumps(meta))
     with pytest.raises(PolicyError, match="an earlier layout's"):
+        load(out)
+    # the slot encoder's inputs likewise (models of the slot-set extractor)
+    meta["path_features"] = list(PATH_FEATURES)
+    assert meta["slot_inputs"] == list(SLOT_INPUTS)
+    meta["slot_inputs"] = list(SLOT_INPUTS[:9])
+    (out / "agent.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyError, match=r"its slot encoder read valid, .*packets_queued_ahead; this build's reads "
+                                          r".*slack_here_s .*train it again"):
         load(out)
 
 
