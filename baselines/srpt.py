@@ -135,7 +135,10 @@ class SRPTECF(Policy):
     Cost: the native twin does not sort the buffer. The core keeps the sendable blocks in
     a heap by ``(priority, remaining bytes, index)``, which is step a)'s order for every
     block with nothing in flight (``C*`` increases strictly with the size while every
-    path has a positive rate), and the blocks with bytes in flight apart; a decision
+    path has a positive rate and one byte moves it by more than its binary64 rounding;
+    otherwise, as with a path's window grown so large that blocks of different sizes
+    round to one ``C*``, the twin scans every sendable block and the ties go by index, as
+    here), and the blocks with bytes in flight apart; a decision
     merges the two until the cumulative size passes ``S_lim(j)``, so it looks at the
     blocks in flight and the few that fill ``S_lim(j)``, whatever the buffer holds (13
     per decision on the benchmark paths with 3,600 blocks waiting). Step b) itself is as

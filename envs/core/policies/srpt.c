@@ -1,6 +1,7 @@
 /* Stream-aware schedulers of [jonglez20] (mpsched.baselines.srpt): SRPT-ECF, SA-ECF and
  * SRPT-minRTT (FCFS-minRTT is MinRTT's twin). The reals are binary64, computed with the
  * same operations in the same order as the Python specification. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -139,12 +140,14 @@ static void srpt_ecf_expand(const mps_sim *s, const path_model *m, const int64_t
  * the sendable blocks in rem_heap by (priority, bytes left, index); for a block with
  * nothing in flight the key is C*(bytes left), and C* is strictly increasing in the size
  * when every path has a positive rate (eqs. (1)-(2): continuous, piecewise linear with
- * slopes 1 / (sum of rates) > 0; in binary64 one byte moves C* by 1 / rate_sum ns, far
- * above its rounding for any size and rate the core accepts), so rem_heap's order is the
- * key order for those blocks. The candidates are then the blocks with bytes in flight
- * (keys computed) and rem_heap walked from its root, each node's children added when it
- * is taken. With a path at rate 0, C* is infinite for the sizes that path alone would
- * carry, the orders differ, and every sendable block is a candidate. */
+ * slopes 1 / (sum of rates) > 0), so rem_heap's order is the key order for those blocks
+ * as long as one byte moves C* by more than its rounding in binary64. The candidates are
+ * then the blocks with bytes in flight (keys computed) and rem_heap walked from its root,
+ * each node's children added when it is taken. With a path at rate 0, C* is infinite for
+ * the sizes that path alone would carry; with rates so large that a byte moves C* by
+ * less than 16 ulps of the largest key, blocks of different sizes can round to the same
+ * key and the ties go by index. In both cases the orders differ and every sendable block
+ * is a candidate. */
 static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     const int P = s->n_paths;
     int64_t *last_send = pol->state;
@@ -156,7 +159,15 @@ static int32_t srpt_ecf_decide(mps_sim *s, mps_policy *pol, int j) {
     const double threshold = m.threshold[j];
     if (!((double)mps_sendable_bytes(s) > threshold)) return MPS_WAIT;
     int monotone = 1;
-    for (int p = 0; p < P; p++) monotone &= m.rate[p] > 0.0;
+    double rate_sum = 0.0;
+    for (int p = 0; p < P; p++) {
+        monotone &= m.rate[p] > 0.0;
+        rate_sum += m.rate[p];
+    }
+    /* one byte moves C* by at least 1 / rate_sum ns; rem_heap's order is the key order
+     * only while that is well above the rounding of the largest key */
+    if (monotone)
+        monotone = 1.0 / rate_sum > 16.0 * DBL_EPSILON * path_model_completion(&m, mps_sendable_bytes(s));
     int32_t n = 0;
     if (monotone) {
         for (int32_t f = 0; f < s->n_flying; f++) {
