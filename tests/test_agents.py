@@ -556,24 +556,22 @@ def test_a_model_of_another_observation_layout_is_refused_by_name(trained: dict,
     out = tmp_path / "older"
     shutil.copytree(trained["bc"].out, out)
     meta = json.loads((out / "agent.json").read_text())
-    assert meta["path_features"] == list(PATH_FEATURES)
-    meta["path_features"] = list(PATH_FEATURES[:8])
-    (out / "agent.json").write_text(json.dumps(meta))
-    with pytest.raises(PolicyError, match=r"trained on the path features present, .*, can_send; this build observes "
-                                          r".*min_rtt_s, flight_bdp .*train it again"):
-        load(out)
-    del meta["path_features"]
-    (out / "agent.json").write_text(json.dumps(meta))
-    with pytest.raises(PolicyError, match="an earlier layout's"):
-        load(out)
+    assert meta["path_features"] == list(PATH_FEATURES) and meta["slot_inputs"] == list(SLOT_INPUTS)
+
+    def refused(changes: dict, match: str) -> None:
+        older = {k: v for k, v in {**meta, **changes}.items() if v is not None}
+        (out / "agent.json").write_text(json.dumps(older))
+        with pytest.raises(PolicyError, match=match):
+            load(out)
+
+    refused({"path_features": list(PATH_FEATURES[:8])},
+            r"trained on the path features present, .*, can_send; this build observes .*min_rtt_s, flight_bdp .*train "
+            r"it again")
+    refused({"path_features": None}, "an earlier layout's")
     # the slot encoder's inputs likewise (models of the slot-set extractor)
-    meta["path_features"] = list(PATH_FEATURES)
-    assert meta["slot_inputs"] == list(SLOT_INPUTS)
-    meta["slot_inputs"] = list(SLOT_INPUTS[:9])
-    (out / "agent.json").write_text(json.dumps(meta))
-    with pytest.raises(PolicyError, match=r"its slot encoder read valid, .*packets_queued_ahead; this build's reads "
-                                          r".*slack_here_s .*train it again"):
-        load(out)
+    refused({"slot_inputs": list(SLOT_INPUTS[:9])},
+            r"its slot encoder read valid, .*packets_queued_ahead; this build's reads .*slack_here_s .*train it again")
+    refused({"slot_inputs": None}, "its slot encoder read an earlier layout's")
 
 
 class _RunsCode:
