@@ -48,10 +48,11 @@ weights it has trained:
   urgency order: what an earliest-deadline sender sends first);
 - ``expired``: 1 past the deadline;
 - ``sent_fraction``: the share of the block no longer waiting to be sent;
-- ``load``: ``log1p`` of the time the paths' summed delivery rates need for the packets
-  queued ahead and the block's own, over its time to deadline (clipped to [0, 100]): above
-  log 2 the block cannot be on time behind the ones ahead; scale-free, so a 45-packet bulk
-  chunk and a 12-packet video frame under the same load read alike;
+- ``load``: ``log1p`` of the time the paths' summed delivery rates (at least 0.1 Mbit/s)
+  need for the packets queued ahead and the block's own, over its time to deadline
+  (clipped to [0, 100]): above log 2 the block cannot be on time behind the ones ahead;
+  scale-free, so a 45-packet bulk chunk and a 12-packet video frame under the same load
+  read alike;
 - ``slack_here_s``: the time to deadline less the deciding path's one-way delay (half its
   smoothed RTT), clipped to +-TIME_CLIP_S: below 0 the block arrives late on this path.
 
