@@ -590,13 +590,14 @@ def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, f
     env = model.get_env()
     if isinstance(env, VecNormalize):
         env.save(str(out / VECNORMALIZE_FILE))
+    rules = MaskRules.of(hp)
     meta = {
         "algo": algo,
         "num_slots": int(hp["num_slots"]),
         "max_paths": int(max_paths),
-        "mask_expired": bool(hp["mask_expired"]),
-        "hold_gain": MaskRules.of(hp).hold_gain,
-        "mask_reachable": MaskRules.of(hp).reachable,
+        "mask_expired": rules.expired,
+        "hold_gain": rules.hold_gain,
+        "mask_reachable": rules.reachable,
         "path_features": list(PATH_FEATURES),
         "slot_inputs": list(SLOT_INPUTS),
         "extractor": hp.get("extractor", "set"),

@@ -117,11 +117,10 @@ def refine_masks(masks: np.ndarray, observations: np.ndarray, num_slots: int, ma
     later = np.cumsum(deciding, axis=-1) - deciding > 0  # the paths after the deciding one
     later_sends = (paths[..., _CAN_SEND] > 0) & later
     if rules.reachable:
+        half_rtt = paths[..., _SRTT] * 0.5  # each path's one-way delay, as DAMS estimates it
         # a later path relieves this one of sending only if some block can reach in time on it
-        reaches = ((masks[..., None, :K] & (time_to_deadline[..., None, :] > paths[..., _SRTT, None] * 0.5))
-                   .any(axis=-1))
-        later_sends &= reaches
-        one_way_delay = ((paths[..., _SRTT] * deciding).sum(-1) * 0.5)[..., None]
+        later_sends &= (masks[..., None, :K] & (time_to_deadline[..., None, :] > half_rtt[..., None])).any(axis=-1)
+        one_way_delay = (half_rtt * deciding).sum(-1)[..., None]
         masks[..., :K] &= time_to_deadline > one_way_delay
         rate_mbps = paths[..., _DELIVERY_RATE].sum(-1)
         sending_s = (observations[..., _REMAINING: K * width: width] * PACKET_MBIT

@@ -29,7 +29,7 @@ from mpsched.envs.episode import build_episode
 from mpsched.envs.policy import WAIT
 from mpsched.envs.results import EpisodeResult
 from mpsched.experiments.report import ci95
-from mpsched.experiments.suite import load_suite
+from mpsched.experiments.suite import load_suite, shortened
 
 
 def rules_alone(scenario: Any, seed: int, num_slots: int, max_paths: int, rules: MaskRules) -> float:
@@ -63,10 +63,7 @@ def main() -> None:
         if args.groups and group.name not in args.groups:
             continue
         for case in group.cases:
-            scenario = case.scenario
-            if args.duration is not None and args.duration < scenario.duration_s:
-                horizon = None if scenario.horizon_s is None else min(scenario.horizon_s, args.duration)
-                scenario = scenario.replace(duration_s=args.duration, horizon_s=horizon)
+            scenario = (case if args.duration is None else shortened(case, args.duration)).scenario
             pairs = []
             for seed in args.seeds or group.seeds:
                 learned = float(simulate(scenario, agent, seed=seed).summary["weighted_on_time_rate"])

@@ -135,6 +135,7 @@ __all__ = [
     "load_suite",
     "names",
     "scenario_hash",
+    "shortened",
 ]
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -537,7 +538,7 @@ class Suite:
             if quick_seeds is not None:
                 groups = [replace(g, seeds=quick_seeds) for g in groups]
             if quick_duration is not None:
-                groups = [replace(g, cases=tuple(_shortened(c, float(quick_duration)) for c in g.cases))
+                groups = [replace(g, cases=tuple(shortened(c, float(quick_duration)) for c in g.cases))
                           for g in groups]
             kept = {g.name for g in groups}
             split = {part: tuple(g for g in split[part] if g in kept) for part in split}
@@ -701,7 +702,9 @@ def _split(value: Any, groups: list[Group], suite: str) -> dict[str, tuple[str, 
     return split
 
 
-def _shortened(case: ScenarioCase, duration_s: float) -> ScenarioCase:
+def shortened(case: ScenarioCase, duration_s: float) -> ScenarioCase:
+    """``case`` with its scenario cut to ``duration_s`` (and its horizon with it); the case
+    itself when it is no longer."""
     sc = case.scenario
     if sc.duration_s <= duration_s:
         return case
