@@ -34,7 +34,7 @@ from ..envs.pool import EpisodePool
 from .dagger import make_teacher, mixture_demonstrations
 from .experts import EXPERTS, Demonstrations, demonstrations
 from .features import EXTRACTORS, FlatExtractor, SlotSetExtractor
-from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, policy_setup, sb3_class
+from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, load, policy_setup, sb3_class
 from .slot_numpy import SLOT_INPUTS
 from .vec_env import MaskRules, NativeVecEnv
 
@@ -49,6 +49,10 @@ _BC_KEYS = ("expert_steps", "bc_epochs", "bc_batch_size", "bc_learning_rate", "f
 _DAGGER_KEYS = ("teacher", "teacher_params", "dagger_iterations", "beta_decay")
 IMITATION_ALGOS = ("bc", "dagger")
 """Algorithms that only imitate (no environment reward): ``--timesteps`` counts labelled decisions."""
+FROM_MODEL_ALGOS = ("maskable_ppo", "dagger")
+"""Algorithms that can start from a saved model's network (``--from-model``)."""
+_NETWORK_KEYS = ("num_slots", "extractor", "policy_kwargs")
+"""Hyperparameters that shape the network: a start model must have been trained with the same."""
 CHECKPOINTS = "checkpoints"
 VECNORMALIZE_FILE = "vecnormalize.pkl"
 
@@ -372,7 +376,7 @@ def _tensorboard_dir(out: Path) -> str | None:
 def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps: int | None, out: str | Path,
           from_expert: str | None = None, seed: int = 0, overrides: Sequence[str] = (), resume: bool = False,
           progress: bool = True, command: str = "", log: Callable[[str], None] = print,
-          max_paths: int | None = None) -> TrainResult:
+          max_paths: int | None = None, from_model: str | Path | None = None) -> TrainResult:
     """Train an agent on the episodes of ``train_pool`` and save it to ``out``.
 
     Parameters
@@ -408,6 +412,13 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         Paths the model observes (its observation's path entries), at least the pools'
         largest path count: a suite whose test split has more paths than its training
         scenarios passes that count, so that the model can act there.
+    from_model : str or Path, optional
+        A shipped model's name or a model directory whose network (weights and input
+        normalization) the run starts from instead of a fresh one (``maskable_ppo``:
+        reinforcement learning from it with the ``finetune`` values; ``dagger``: every
+        round's cloning continues from it). Its network hyperparameters
+        (``num_slots``, ``extractor``, ``policy_kwargs``) and observed path count must be
+        this run's.
     """
     if algo not in ALGOS:
         raise TrainingError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
@@ -420,6 +431,11 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
                             "teacher_params), not --from-expert")
     if from_expert is not None and algo == "dqn":
         raise TrainingError("--from-expert: imitation starts policy-gradient agents (maskable_ppo, ppo, bc), not dqn")
+    if from_model is not None and from_expert is not None:
+        raise TrainingError("--from-model and --from-expert: give one start")
+    if from_model is not None and algo not in FROM_MODEL_ALGOS:
+        raise TrainingError(f"--from-model: {algo} cannot start from a saved model; "
+                            f"one of {', '.join(FROM_MODEL_ALGOS)} can")
     suite = train_pool.suite or "default"
     hp = load_hyperparams(algo, suite, overrides)
     total = int(timesteps if timesteps is not None else hp["n_timesteps"])
@@ -439,6 +455,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         rules = MaskRules.of(hp)
     except ValueError as exc:
         raise TrainingError(str(exc)) from None
+    start = _start_model(from_model, hp, P) if from_model is not None else None
     env = _make_env(train_pool, hp, seed, P)
     cls = sb3_class(algo)
     started = time.perf_counter()
@@ -464,6 +481,11 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
                         tensorboard_log=_tensorboard_dir(out), **kwargs)
         except TypeError as exc:
             raise TrainingError(f"hyperparameters of {algo}: {exc}") from None
+        if start is not None:
+            model.policy.load_state_dict(start[1].policy.state_dict())
+            log(f"starting from the network of {start[0]}")
+            if MaskRules.of(start[2]) != rules:
+                log(f"masks: {rules} (the start model was trained with {MaskRules.of(start[2])})")
         demos = None
         if from_expert is not None and int(hp.get("expert_steps", 0)) > 0:
             steps = int(hp["expert_steps"])
@@ -475,7 +497,9 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
             len_demos = len(demos)
         if algo == "dagger":
             imitation, len_demos = _dagger(model, hp, train_pool, test_pool, total, K, P, rules, seed, log,
-                                           progress)
+                                           progress, fit=start is None)
+        elif start is not None:
+            _apply_finetune(model, hp.get("finetune", {}) or {})
         else:
             fit_normalization(model, demos.observations if demos is not None else
                               _sample_observations(env, 20000, seed))
@@ -506,18 +530,42 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     final = evaluation.history[-1]
     steps = len_demos if algo in IMITATION_ALGOS else int(model.num_timesteps)
     result = TrainResult(out, algo, seed, steps, train_s, evaluation.history, imitation, model)
-    _save(model, out, algo, hp, suite, from_expert, seed, P, result, command, test_pool.part)
+    _save(model, out, algo, hp, suite, from_expert, seed, P, result, command, test_pool.part,
+          None if start is None else {"model": str(start[0]), "command": start[2].get("command", ""),
+                                      "seed": start[2].get("seed")})
     log(f"saved {out} ({train_s:.0f} s of training; held-out weighted on-time rate "
         f"{final['weighted_on_time_rate']:.4f})")
     return result
 
 
+def _start_model(from_model: str | Path, hp: Mapping[str, Any], max_paths: int) -> tuple[Path, Any, dict[str, Any]]:
+    """The folder, SB3 model and ``agent.json`` of a ``--from-model`` start, refused when its
+    network is not the one ``hp`` builds."""
+    try:
+        start = load(from_model)
+    except MpschedError as exc:
+        raise TrainingError(f"--from-model: {exc}") from None
+    folder, meta = start.directory, start.meta
+    if sb3_class(meta["algo"]) is not sb3_class("maskable_ppo"):
+        raise TrainingError(f"--from-model {folder}: a {meta['algo']} model; a start needs the MaskablePPO network "
+                            "(maskable_ppo, bc or dagger)")
+    theirs = dict(meta.get("hyperparams") or {}, num_slots=meta["num_slots"], extractor=meta.get("extractor", "set"))
+    differ = [f"{k} {theirs.get(k)!r} (this run: {hp.get(k)!r})" for k in _NETWORK_KEYS if theirs.get(k) != hp.get(k)]
+    if int(meta["max_paths"]) != max_paths:
+        differ.append(f"max_paths {meta['max_paths']} (this run: {max_paths})")
+    if differ:
+        raise TrainingError(f"--from-model {folder}: its network differs: " + "; ".join(differ))
+    return folder, start.network, meta
+
+
 def _dagger(model: Any, hp: Mapping[str, Any], train_pool: EpisodePool, test_pool: EpisodePool, total: int,
             num_slots: int, max_paths: int, rules: MaskRules, seed: int, log: Callable[[str], None],
-            progress: bool) -> tuple[dict[str, Any], int]:
+            progress: bool, fit: bool = True) -> tuple[dict[str, Any], int]:
     """DAgger (:mod:`mpsched.agents.dagger`): ``dagger_iterations`` rounds of ``total /
     iterations`` labelled decisions each, the first by the teacher alone; the network is
-    cloned again on the aggregate after each round and evaluated on ``test_pool``."""
+    cloned again on the aggregate after each round and evaluated on ``test_pool``. With
+    ``fit`` the input normalization is fitted on the first round's observations; without,
+    the network's own is kept (a start from a saved model)."""
     iterations = int(hp["dagger_iterations"])
     decay = float(hp["beta_decay"])
     if iterations < 1 or not 0.0 <= decay <= 1.0:
@@ -541,7 +589,7 @@ def _dagger(model: Any, hp: Mapping[str, Any], train_pool: EpisodePool, test_poo
                                       seed=seed + i, rules=rules, progress=bar.update)
         bar.close()
         parts.append(part)
-        if i == 0:
+        if i == 0 and fit:
             fit_normalization(model, part.observations)
         aggregate = Demonstrations.concatenate(parts)
         result = behaviour_clone(model, "dagger", aggregate, int(hp["bc_epochs"]), int(hp["bc_batch_size"]),
@@ -585,7 +633,8 @@ def _apply_finetune(model: Any, values: Mapping[str, Any]) -> None:
 
 
 def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, from_expert: str | None,
-          seed: int, max_paths: int, result: TrainResult, command: str, evaluated_on: str) -> None:
+          seed: int, max_paths: int, result: TrainResult, command: str, evaluated_on: str,
+          from_model: dict[str, Any] | None = None) -> None:
     model.save(out / MODEL_FILE)
     env = model.get_env()
     if isinstance(env, VecNormalize):
@@ -603,6 +652,7 @@ def _save(model: Any, out: Path, algo: str, hp: Mapping[str, Any], suite: str, f
         "extractor": hp.get("extractor", "set"),
         "suite": suite,
         "from_expert": from_expert,
+        "from_model": from_model,
         "seed": seed,
         "timesteps": result.timesteps,
         "train_s": round(result.train_s, 1),

@@ -322,10 +322,14 @@ def cmd_train(args: argparse.Namespace) -> int:
                            + ([f"--tier {args.tier}"] if args.tier else [])
                            + ([f"--timesteps {args.timesteps}"] if args.timesteps is not None else [])
                            + ([f"--from-expert {args.from_expert}"] if args.from_expert else [])
+                           + ([f"--from-model {args.from_model}"] if args.from_model else [])
                            + [f"--seed {seed}"] + [f"--hp {h}" for h in args.hp] + [f"--out {out}"])
+        start = args.from_model
+        if start is not None and (Path(start) / f"seed-{seed}").is_dir():
+            start = str(Path(start) / f"seed-{seed}")  # a train --seeds folder: the same seed's model
         result = train(args.algo, suite.pool("train"), suite.pool(part), timesteps, out,
                        from_expert=args.from_expert, seed=seed, overrides=overrides, resume=args.resume,
-                       progress=not args.no_progress, command=command, max_paths=max_paths)
+                       progress=not args.no_progress, command=command, max_paths=max_paths, from_model=start)
         outs.append(out)
         if result.evaluations:
             last = result.evaluations[-1]
@@ -542,6 +546,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="model directory to write")
     p.add_argument("--from-expert", choices=("dams", "optimum"), default=None,
                    help="clone this expert's decisions first, then train from that start")
+    p.add_argument("--from-model", default=None, metavar="MODEL",
+                   help="start from this model's network (a shipped model's name or a model directory; with --seeds, "
+                        "a train --seeds folder gives each seed its seed-S model): maskable_ppo fine-tunes it, dagger "
+                        "imitates its teacher from it")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
     seeds.add_argument("--seeds", type=int, nargs="+", metavar="S",

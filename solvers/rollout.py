@@ -42,6 +42,7 @@ counts the base's decisions inside the look-aheads.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from ..envs import _core, registry
@@ -73,10 +74,18 @@ class RolloutPolicy:
     candidates : int
         Blocks tried per decision, in [1, 64]: the base's choice and the sendable blocks
         with the earliest deadlines (then the lowest index).
+    base_params : mapping, optional
+        The base scheduler's parameters (e.g. ``{"hold_gain": 1.5}`` for DAMS held at
+        1.5 bandwidth-delay products in flight), for its decisions and its look-aheads
+        alike.
     """
 
-    def __init__(self, base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4) -> None:
-        made = registry.make(base) if isinstance(base, str) else None
+    def __init__(self, base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4,
+                 base_params: Mapping[str, Any] | None = None) -> None:
+        if base_params is not None and not isinstance(base_params, Mapping):
+            raise PolicyError(f"rollout:{base}: base_params = {base_params!r}; expected a mapping of the base's "
+                              "parameters")
+        made = registry.make(base, **dict(base_params or {})) if isinstance(base, str) else None
         if not isinstance(made, Policy) or made.native is None:
             raise PolicyError(f"rollout:{base}: the base must be a registered scheduler with a native twin "
                               "(one of " + ", ".join(_native_ids()) + ")")
@@ -92,6 +101,7 @@ class RolloutPolicy:
         self.variant = variant
         self.horizon_s = float(horizon_s)
         self.candidates = candidates
+        self.base_params = dict(base_params or {})
         self.name = f"rollout:{base}" if variant == "honest" else f"rollout:{base}:{variant}"
         self._native = made.native
         self._native_params = made.native_params()
@@ -102,7 +112,7 @@ class RolloutPolicy:
 
     def params(self) -> dict[str, Any]:
         return {"base": self.base_id, "variant": self.variant, "horizon_s": self.horizon_s,
-                "candidates": self.candidates}
+                "candidates": self.candidates, "base_params": dict(self.base_params)}
 
     def __repr__(self) -> str:
         return "RolloutPolicy(" + ", ".join(f"{k}={v!r}" for k, v in self.params().items()) + ")"
@@ -161,7 +171,8 @@ def _native_ids() -> list[str]:
     return [name for name, cls in baselines.REGISTRY.items() if cls.native is not None]
 
 
-def make_rollout(base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4) -> RolloutPolicy:
+def make_rollout(base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4,
+                 base_params: Mapping[str, Any] | None = None) -> RolloutPolicy:
     """``rollout:BASE``: :class:`RolloutPolicy` of the scheduler BASE."""
-    return RolloutPolicy(base, variant=variant, horizon_s=horizon_s, candidates=candidates)
+    return RolloutPolicy(base, variant=variant, horizon_s=horizon_s, candidates=candidates, base_params=base_params)
 

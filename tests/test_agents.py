@@ -484,6 +484,43 @@ def test_dagger_rounds_aggregate_and_are_recorded(trained: dict) -> None:
     assert [c["values"][0] for c in curve] == [r["test_weighted_on_time_rate"] for r in rounds]
 
 
+def test_a_run_from_a_saved_model_starts_from_its_network(trained: dict, tmp_path: Path) -> None:
+    """--from-model: with no step of learning the saved network is the start's, weight for
+    weight; DAgger from it keeps the start's input normalization (a refit would shift
+    every weight's meaning) and trains the rest; agent.json names the start."""
+    split = load_suite(str(trained["suite"]))
+    start = trained["bc"].out
+    started = load(start).network.policy.state_dict()
+    quiet = {"progress": False, "log": lambda line: None, "seed": 5}
+    ppo = train("maskable_ppo", split.pool("train"), split.pool("test"), 0, tmp_path / "ppo", from_model=start,
+                overrides=FAST["maskable_ppo"] + ["eval_episodes=1"], **quiet)
+    saved = ppo.model.policy.state_dict()
+    assert saved.keys() == started.keys() and all(torch.equal(saved[k], started[k]) for k in saved)
+    assert json.loads((tmp_path / "ppo" / "agent.json").read_text())["from_model"]["model"] == str(start)
+    dagger = train("dagger", split.pool("train"), split.pool("test"), 200, tmp_path / "dagger", from_model=start,
+                   overrides=["bc_epochs=1", "dagger_iterations=1", "eval_episodes=1"], **quiet)
+    weights = dagger.model.policy.state_dict()
+    normalization = [k for k in weights if k.endswith(("_mean", "_std"))]
+    assert normalization and all(torch.equal(weights[k], started[k]) for k in normalization)
+    assert not all(torch.equal(weights[k], started[k]) for k in weights)
+
+
+def test_a_start_model_of_another_network_is_refused(trained: dict, tmp_path: Path) -> None:
+    split = load_suite(str(trained["suite"]))
+    pools = (split.pool("train"), split.pool("test"))
+    start = trained["bc"].out
+    with pytest.raises(TrainingError, match="its network differs: num_slots 16 \\(this run: 8\\)"):
+        train("maskable_ppo", *pools, 0, tmp_path / "x", from_model=start, overrides=["num_slots=8"])
+    with pytest.raises(TrainingError, match="a dqn model; a start needs the MaskablePPO network"):
+        train("maskable_ppo", *pools, 0, tmp_path / "x", from_model=trained["dqn"].out)
+    with pytest.raises(TrainingError, match="dqn cannot start from a saved model"):
+        train("dqn", *pools, 0, tmp_path / "x", from_model=start)
+    with pytest.raises(TrainingError, match="give one start"):
+        train("maskable_ppo", *pools, 0, tmp_path / "x", from_model=start, from_expert="dams")
+    with pytest.raises(TrainingError, match="--from-model: agent 'no-such-model'"):
+        train("maskable_ppo", *pools, 0, tmp_path / "x", from_model="no-such-model")
+
+
 def test_bad_input_gives_clear_errors(tmp_path: Path) -> None:
     agents = load_suite("agents")
     split = (agents.pool("train"), agents.pool("test"))

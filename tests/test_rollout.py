@@ -162,3 +162,21 @@ def test_rollout_ids_and_bad_parameters() -> None:
         registry.make("rollout:minrtt", horizon_s=0)
     with pytest.raises(PolicyError, match="candidates"):
         registry.make("rollout:minrtt", candidates=0)
+
+
+def test_a_rollout_of_one_candidate_is_its_base_with_the_base_parameters_given() -> None:
+    """With one candidate the rollout sends its base's choice at every decision, so its
+    episode is the base's; ``base_params`` reach the base (DAMS held at 1.5 BDP in flight
+    here, whose episode differs from plain DAMS's, so a dropped parameter shows)."""
+    scenario = resolve("dams-dynamic-1-rtt-40").replace(duration_s=3.0)
+    held = simulate(scenario, registry.make("dams", hold_gain=1.5), seed=3).summary
+    plain = simulate(scenario, "dams", seed=3).summary
+    assert held != plain
+    rollout = registry.make("rollout:dams", candidates=1, base_params={"hold_gain": 1.5})
+    assert rollout.params()["base_params"] == {"hold_gain": 1.5}
+    ours = simulate(scenario, rollout, seed=3).summary
+    assert {k: v for k, v in ours.items() if k != "wall_s"} == {k: v for k, v in held.items() if k != "wall_s"}
+    with pytest.raises(PolicyError, match="base_params = \\[1\\]; expected a mapping"):
+        registry.make("rollout:dams", base_params=[1])
+    with pytest.raises(PolicyError, match="takes no parameter 'nope'"):
+        registry.make("rollout:dams", base_params={"nope": 1})
