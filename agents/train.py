@@ -51,6 +51,8 @@ IMITATION_ALGOS = ("bc", "dagger")
 """Algorithms that only imitate (no environment reward): ``--timesteps`` counts labelled decisions."""
 FROM_MODEL_ALGOS = ("maskable_ppo", "dagger")
 """Algorithms that can start from a saved model's network (``--from-model``)."""
+MASK_KEYS = ("mask_expired", "hold_gain", "mask_reachable")
+"""Hyperparameters of the mask rules (:class:`~mpsched.agents.vec_env.MaskRules`)."""
 _NETWORK_KEYS = ("num_slots", "extractor", "policy_kwargs")
 """Hyperparameters that shape the network: a start model must have been trained with the same."""
 CHECKPOINTS = "checkpoints"
@@ -418,7 +420,8 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         reinforcement learning from it with the ``finetune`` values; ``dagger``: every
         round's cloning continues from it). Its network hyperparameters
         (``num_slots``, ``extractor``, ``policy_kwargs``) and observed path count must be
-        this run's.
+        this run's. Its mask rules (``mask_expired``, ``hold_gain``, ``mask_reachable``)
+        are the run's unless ``overrides`` set them.
     """
     if algo not in ALGOS:
         raise TrainingError(f"algo: got {algo!r}; expected one of {', '.join(ALGOS)}")
@@ -451,11 +454,15 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     test_pool = evaluation_pool(test_pool, int(hp.get("eval_episodes", 6)))
     K = int(hp["num_slots"])
     P = max(train_pool.max_paths, test_pool.max_paths, int(max_paths or 0))
+    start = _start_model(from_model, hp, P) if from_model is not None else None
+    if start is not None:
+        # the start's masks, where --hp does not set others: its network chose among what they left
+        given = {o.partition("=")[0].strip() for o in overrides}
+        hp.update({k: start[2][k] for k in MASK_KEYS if k in start[2] and k not in given})
     try:
         rules = MaskRules.of(hp)
     except ValueError as exc:
         raise TrainingError(str(exc)) from None
-    start = _start_model(from_model, hp, P) if from_model is not None else None
     env = _make_env(train_pool, hp, seed, P)
     cls = sb3_class(algo)
     started = time.perf_counter()
@@ -483,9 +490,7 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
             raise TrainingError(f"hyperparameters of {algo}: {exc}") from None
         if start is not None:
             model.policy.load_state_dict(start[1].policy.state_dict())
-            log(f"starting from the network of {start[0]}")
-            if MaskRules.of(start[2]) != rules:
-                log(f"masks: {rules} (the start model was trained with {MaskRules.of(start[2])})")
+            log(f"starting from the network of {start[0]}; masks: {rules}")
         demos = None
         if from_expert is not None and int(hp.get("expert_steps", 0)) > 0:
             steps = int(hp["expert_steps"])

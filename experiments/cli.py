@@ -547,9 +547,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from-expert", choices=("dams", "optimum"), default=None,
                    help="clone this expert's decisions first, then train from that start")
     p.add_argument("--from-model", default=None, metavar="MODEL",
-                   help="start from this model's network (a shipped model's name or a model directory; with --seeds, "
-                        "a train --seeds folder gives each seed its seed-S model): maskable_ppo fine-tunes it, dagger "
-                        "imitates its teacher from it")
+                   help="start from this model's network and masks (a shipped model's name or a model directory; "
+                        "with --seeds, a train --seeds folder gives each seed its seed-S model): maskable_ppo "
+                        "fine-tunes it, dagger imitates its teacher from it")
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument("--seed", type=int, default=0, help="seed (default: %(default)s)")
     seeds.add_argument("--seeds", type=int, nargs="+", metavar="S",

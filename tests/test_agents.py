@@ -505,6 +505,21 @@ def test_a_run_from_a_saved_model_starts_from_its_network(trained: dict, tmp_pat
     assert not all(torch.equal(weights[k], started[k]) for k in weights)
 
 
+def test_a_run_from_a_saved_model_takes_its_masks_unless_told_otherwise(trained: dict, tmp_path: Path) -> None:
+    split = load_suite(str(trained["suite"]))
+    start = tmp_path / "start"
+    shutil.copytree(trained["bc"].out, start)
+    meta = json.loads((start / "agent.json").read_text())
+    meta.update(hold_gain=1.5, mask_reachable=True)
+    (start / "agent.json").write_text(json.dumps(meta))
+    quiet = {"progress": False, "log": lambda line: None, "seed": 5}
+    for out, extra, rules in (("own", [], MaskRules(True, 1.5, True)),
+                              ("told", ["hold_gain=0"], MaskRules(True, 0.0, True))):
+        train("maskable_ppo", split.pool("train"), split.pool("test"), 0, tmp_path / out, from_model=start,
+              overrides=FAST["maskable_ppo"] + ["eval_episodes=1"] + extra, **quiet)
+        assert load(tmp_path / out).rules == rules, out
+
+
 def test_a_start_model_of_another_network_is_refused(trained: dict, tmp_path: Path) -> None:
     split = load_suite(str(trained["suite"]))
     pools = (split.pool("train"), split.pool("test"))

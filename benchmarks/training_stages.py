@@ -1,0 +1,126 @@
+"""Each training stage against the model it starts from, paired by training seed, on the
+``agents`` test split.
+
+Three stages per seed, each started from the one before:
+
+1. ``clone``: behaviour cloning of the teacher on its own states. The DAgger preset
+   (``agents/hyperparams/dagger.yaml``) runs ``dagger_iterations`` rounds and its first
+   round is this; the first round alone, with the same seed and its share of the labels
+   (``--hp dagger_iterations=1 --timesteps n_timesteps / dagger_iterations``), trains the
+   same network on the same demonstrations.
+2. ``dagger``: the preset, all its rounds.
+3. ``ppo``: MaskablePPO from the DAgger model's network and masks (``--from-model``),
+   ``--ppo-steps`` environment steps with the preset's ``finetune`` values and the
+   learning rate ``--ppo-learning-rate``.
+
+Every model is scored by :func:`mpsched.agents.evaluate.evaluate` on every episode of the
+test split (the mean weighted on-time rate over its scenarios and seeds), as ``mpsched
+evaluate`` does. The gain of a stage is measured per seed against its own start, and its
+95 % confidence interval is Student's t over the seeds' paired differences. Models and
+scores are kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``), so that
+runs over disjoint seeds can go side by side and a last run over all of them only reads
+what is there.
+
+    python benchmarks/training_stages.py --work /tmp/stages --seeds 0 1 2 3 4 5 6 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from mpsched.agents.train import load_hyperparams, train
+from mpsched.experiments.report.stats import ci95
+from mpsched.experiments.suite import load_suite
+
+SUITE = "agents"
+SCORE_FILE = "test_score.json"
+STAGES = ("clone", "dagger", "ppo")
+
+
+def _train(stage: str, seed: int, work: Path, ppo_steps: int, ppo_learning_rate: float) -> Path:
+    """The model of ``stage`` for ``seed``, trained unless ``work`` already holds it."""
+    out = work / stage / f"seed-{seed}"
+    if (out / "agent.json").exists():
+        return out
+    hp = load_hyperparams("dagger", SUITE)
+    algo, start = "dagger", None
+    if stage == "clone":
+        overrides, timesteps = ["dagger_iterations=1"], int(hp["n_timesteps"]) // int(hp["dagger_iterations"])
+    elif stage == "dagger":
+        overrides, timesteps = [], int(hp["n_timesteps"])
+    else:
+        algo, start, timesteps = "maskable_ppo", work / "dagger" / f"seed-{seed}", ppo_steps
+        overrides = [f"finetune.learning_rate={ppo_learning_rate:g}", f"eval_freq={max(1, ppo_steps // 2)}",
+                     "torch_threads=1"]
+    suite = load_suite(SUITE)
+    command = (f"mpsched train --algo {algo} --suite {SUITE} --seed {seed} --timesteps {timesteps} "
+               + (f"--from-model {start} " if start else "") + "".join(f"--hp {o} " for o in overrides)
+               + f"--out {out}")
+    print(command, flush=True)
+    train(algo, suite.pool("train"), suite.pool(suite.evaluation_part()), timesteps, out, seed=seed,
+          overrides=overrides, progress=False, command=command, log=lambda _: None, from_model=start,
+          max_paths=max(suite.pool(p).max_paths for p in suite.split))
+    return out
+
+
+def _score(model: Path) -> float:
+    """Mean weighted on-time rate of a model over every episode of the test split (kept
+    in the model's folder once measured)."""
+    path = model / SCORE_FILE
+    if path.exists():
+        return float(json.loads(path.read_text())["weighted_on_time_rate"])
+    from mpsched.agents.evaluate import evaluate
+
+    started = time.perf_counter()
+    evaluation = evaluate(model, load_suite(SUITE).pool("test"))
+    rates = [r.summary["weighted_on_time_rate"] for r in evaluation.results]
+    score = float(np.mean(rates))
+    path.write_text(json.dumps({"weighted_on_time_rate": score, "episodes": len(rates),
+                                "evaluate_s": round(time.perf_counter() - started, 1)}) + "\n")
+    return score
+
+
+def _mean_ci(values: list[float], sign: str = "") -> str:
+    mean, half, _ = ci95(values)
+    return f"{mean:{sign}.4f}" + ("" if math.isnan(half) else f" ± {half:.4f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", required=True, help="folder of the models and their scores")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES),
+                        help="stages to train and score (a stage needs the one before it)")
+    parser.add_argument("--ppo-steps", type=int, default=1_500_000, help="environment steps of the ppo stage")
+    parser.add_argument("--ppo-learning-rate", type=float, default=1e-4, help="the ppo stage's learning rate")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    work = Path(args.work)
+    stages = [s for s in STAGES if s in args.stages]
+    print(f"seeds: {', '.join(map(str, args.seeds))}; stages: {', '.join(stages)}")
+    scores = {stage: [_score(_train(stage, seed, work, args.ppo_steps, args.ppo_learning_rate))
+                      for seed in args.seeds] for stage in stages}
+    pairs = [(a, b) for a, b in zip(stages, stages[1:])]
+    print("\n| seed | " + " | ".join(stages) + "".join(f" | {b} - {a}" for a, b in pairs) + " |")
+    print("|---:" * (1 + len(stages) + len(pairs)) + "|")
+    for i, seed in enumerate(args.seeds):
+        print(f"| {seed} | " + " | ".join(f"{scores[s][i]:.4f}" for s in stages)
+              + "".join(f" | {scores[b][i] - scores[a][i]:+.4f}" for a, b in pairs) + " |")
+    print(f"\nmean ± 95 % CI over {len(args.seeds)} seeds (Student's t):")
+    for stage in stages:
+        print(f"- {stage}: {_mean_ci(scores[stage])}")
+    for a, b in pairs:
+        gains = [y - x for x, y in zip(scores[a], scores[b])]
+        print(f"- {b} against {a}, paired: {_mean_ci(gains, '+')}; ahead on {sum(g > 0 for g in gains)} of "
+              f"{len(gains)} seeds")
+
+
+if __name__ == "__main__":
+    main()
