@@ -107,7 +107,7 @@ def main() -> None:
     print(f"seeds: {', '.join(map(str, args.seeds))}; stages: {', '.join(stages)}")
     scores = {stage: [_score(_train(stage, seed, work, args.ppo_steps, args.ppo_learning_rate))
                       for seed in args.seeds] for stage in stages}
-    pairs = [(a, b) for a, b in zip(stages, stages[1:])]
+    pairs = list(zip(stages, stages[1:]))
     print("\n| seed | " + " | ".join(stages) + "".join(f" | {b} - {a}" for a, b in pairs) + " |")
     print("|---:" * (1 + len(stages) + len(pairs)) + "|")
     for i, seed in enumerate(args.seeds):
