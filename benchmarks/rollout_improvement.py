@@ -8,8 +8,9 @@ base with its 95 % confidence interval over episodes), and the cost of a rollout
 (wall time per decision, look-ahead decisions per decision, and the whole episode's wall
 time as a multiple of the base's).
 
-    python benchmarks/rollout_improvement.py [--base dams] [--horizon 0.5] [--candidates 4]
-        [--quick] [--groups test-dynamic ...] [--seeds 1000 1001] [--variants honest ...] [--json OUT]
+    python benchmarks/rollout_improvement.py [--base dams] [--base-params "{hold_gain: 1.5}"]
+        [--horizon 0.5] [--candidates 4] [--quick] [--groups test-dynamic ...] [--seeds 1000 1001]
+        [--variants honest ...] [--json OUT]
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
 from mpsched.envs import registry, simulate
 from mpsched.experiments.report import ci95
 from mpsched.experiments.suite import load_suite
@@ -40,6 +42,8 @@ def run(case: Any, policy: Any, seed: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", default="dams")
+    parser.add_argument("--base-params", type=yaml.safe_load, default=None,
+                        help="the base's parameters as a YAML mapping, for the base and its rollouts alike")
     parser.add_argument("--horizon", type=float, default=0.5, help="look-ahead in simulated seconds")
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="the suite's quick variant (20 s episodes, 2 seeds)")
@@ -52,10 +56,12 @@ def main() -> None:
 
     suite = load_suite("agents", quick=args.quick)
     groups = [g for g in suite.split_groups("test") if not args.groups or g.name in args.groups]
-    policies: dict[str, Any] = {args.base: lambda: registry.make(args.base)}
+    base_params = dict(args.base_params or {})
+    policies: dict[str, Any] = {args.base: lambda: registry.make(args.base, **base_params)}
     for variant in args.variants:
         policies[f"rollout-{variant}"] = lambda v=variant: RolloutPolicy(args.base, variant=v, horizon_s=args.horizon,
-                                                                         candidates=args.candidates)
+                                                                         candidates=args.candidates,
+                                                                         base_params=base_params)
     rows = []
     for g in groups:
         for case in g.cases:
@@ -66,7 +72,8 @@ def main() -> None:
                 rows.append(row)
                 print(case.name, seed, "  ".join(f"{k} {row[k]['score']:.4f} ({row[k]['wall_s']:.1f} s)"
                                                  for k in policies), flush=True)
-    print(f"\nbase {args.base}, horizon {args.horizon} s, {args.candidates} candidates, {len(rows)} episodes")
+    print(f"\nbase {args.base} {base_params or ''}, horizon {args.horizon} s, {args.candidates} candidates, "
+          f"{len(rows)} episodes")
     for scope in sorted({r["scenario"] for r in rows}) + ["all"]:
         mine = [r for r in rows if scope in ("all", r["scenario"])]
         line = [f"{scope:>24}"]

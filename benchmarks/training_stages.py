@@ -15,8 +15,9 @@ Three stages per seed, each started from the one before:
 
 Every model is scored by :func:`mpsched.agents.evaluate.evaluate` on every episode of the
 test split (the mean weighted on-time rate over its scenarios and seeds), as ``mpsched
-evaluate`` does. The gain of a stage is measured per seed against its own start, and its
-95 % confidence interval is Student's t over the seeds' paired differences. Models and
+evaluate`` does. The gain of a stage is measured per seed against its own start, and so
+is the last stage's against the clone the run began with; each gain's 95 % confidence
+interval is Student's t over the seeds' paired differences. Models and
 scores are kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``), so that
 runs over disjoint seeds can go side by side and a last run over all of them only reads
 what is there.
@@ -108,6 +109,8 @@ def main() -> None:
     scores = {stage: [_score(_train(stage, seed, work, args.ppo_steps, args.ppo_learning_rate))
                       for seed in args.seeds] for stage in stages}
     pairs = list(zip(stages, stages[1:]))
+    if len(stages) > 2:  # the whole run against the clone it started from
+        pairs.append((stages[0], stages[-1]))
     print("\n| seed | " + " | ".join(stages) + "".join(f" | {b} - {a}" for a, b in pairs) + " |")
     print("|---:" * (1 + len(stages) + len(pairs)) + "|")
     for i, seed in enumerate(args.seeds):
