@@ -39,10 +39,17 @@ def run(case: Any, policy: Any, seed: int) -> dict[str, float]:
     return out
 
 
+def _mapping(text: str) -> dict[str, Any]:
+    value = yaml.safe_load(text)
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a YAML mapping such as \"{{hold_gain: 1.5}}\"")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", default="dams")
-    parser.add_argument("--base-params", type=yaml.safe_load, default=None,
+    parser.add_argument("--base-params", type=_mapping, default={},
                         help="the base's parameters as a YAML mapping, for the base and its rollouts alike")
     parser.add_argument("--horizon", type=float, default=0.5, help="look-ahead in simulated seconds")
     parser.add_argument("--candidates", type=int, default=4)
@@ -56,7 +63,7 @@ def main() -> None:
 
     suite = load_suite("agents", quick=args.quick)
     groups = [g for g in suite.split_groups("test") if not args.groups or g.name in args.groups]
-    base_params = dict(args.base_params or {})
+    base_params = args.base_params
     policies: dict[str, Any] = {args.base: lambda: registry.make(args.base, **base_params)}
     for variant in args.variants:
         policies[f"rollout-{variant}"] = lambda v=variant: RolloutPolicy(args.base, variant=v, horizon_s=args.horizon,
