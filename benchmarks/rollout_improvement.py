@@ -9,7 +9,7 @@ base with its 95 % confidence interval over episodes), and the cost of a rollout
 time as a multiple of the base's).
 
     python benchmarks/rollout_improvement.py [--base dams] [--base-params "{hold_gain: 1.5}"]
-        [--horizon 0.5] [--candidates 4] [--quick] [--groups test-dynamic ...] [--seeds 1000 1001]
+        [--held-rate window] [--horizon 0.5] [--candidates 4] [--quick] [--groups test-dynamic ...] [--seeds 1000 1001]
         [--variants honest ...] [--json OUT]
 """
 
@@ -25,7 +25,7 @@ import yaml
 from mpsched.envs import registry, simulate
 from mpsched.experiments.report import ci95
 from mpsched.experiments.suite import load_suite
-from mpsched.solvers.rollout import VARIANTS, RolloutPolicy
+from mpsched.solvers.rollout import HELD_RATES, VARIANTS, RolloutPolicy
 
 
 def run(case: Any, policy: Any, seed: int) -> dict[str, float]:
@@ -51,6 +51,8 @@ def main() -> None:
     parser.add_argument("--base", default="dams")
     parser.add_argument("--base-params", type=_mapping, default={},
                         help="the base's parameters as a YAML mapping, for the base and its rollouts alike")
+    parser.add_argument("--held-rate", choices=HELD_RATES, default="window",
+                        help="the rate an honest or announced copy holds each path's bandwidth at")
     parser.add_argument("--horizon", type=float, default=0.5, help="look-ahead in simulated seconds")
     parser.add_argument("--candidates", type=int, default=4)
     parser.add_argument("--quick", action="store_true", help="the suite's quick variant (20 s episodes, 2 seeds)")
@@ -68,7 +70,8 @@ def main() -> None:
     for variant in args.variants:
         policies[f"rollout-{variant}"] = lambda v=variant: RolloutPolicy(args.base, variant=v, horizon_s=args.horizon,
                                                                          candidates=args.candidates,
-                                                                         base_params=base_params)
+                                                                         base_params=base_params,
+                                                                         held_rate=args.held_rate)
     rows = []
     for g in groups:
         for case in g.cases:
@@ -80,7 +83,7 @@ def main() -> None:
                 print(case.name, seed, "  ".join(f"{k} {row[k]['score']:.4f} ({row[k]['wall_s']:.1f} s)"
                                                  for k in policies), flush=True)
     print(f"\nbase {args.base} {base_params or ''}, horizon {args.horizon} s, {args.candidates} candidates, "
-          f"{len(rows)} episodes")
+          f"held rate {args.held_rate}, {len(rows)} episodes")
     for scope in sorted({r["scenario"] for r in rows}) + ["all"]:
         mine = [r for r in rows if scope in ("all", r["scenario"])]
         line = [f"{scope:>24}"]

@@ -24,7 +24,11 @@ Variants
     that has not arrived yet, no cross traffic, and loss draws from a fresh random
     stream (seeded by the episode seed and the decision count, the same for every
     candidate of a decision). An online scheduler a real sender could run, at the cost
-    of ``candidates`` simulations of ``horizon_s`` per decision.
+    of ``candidates`` simulations of ``horizon_s`` per decision. ``held_rate`` chooses
+    the rate: ``window`` (``cwnd * 8e9 / srtt``) or ``delivery`` (the latest
+    delivery-rate sample, the rate DAMS held at a cap reads with ``rate_window_ms``
+    short); a window that a hold leaves unfilled grows past the path's rate, and with it
+    the held future's bandwidth.
 ``announced``
     As ``honest``, but the blocks still to arrive do arrive in the copies (their times,
     sizes and deadlines): what a sender knows when the application announces its data
@@ -45,14 +49,19 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..envs import _core, registry
 from ..envs.errors import PolicyError
 from ..envs.policy import Observation, Policy
 
-__all__ = ["VARIANTS", "RolloutPolicy", "make_rollout"]
+__all__ = ["HELD_RATES", "VARIANTS", "RolloutPolicy", "make_rollout"]
 
 VARIANTS: tuple[str, ...] = ("honest", "announced", "clairvoyant")
 """What the look-ahead copies know of the future (see the module docstring)."""
+
+HELD_RATES: tuple[str, ...] = ("window", "delivery")
+"""The rate at which an honest or announced copy holds each path's bandwidth."""
 
 MAX_CANDIDATES = 64
 MAX_HORIZON_S = 3600.0
@@ -78,10 +87,15 @@ class RolloutPolicy:
         The base scheduler's parameters (e.g. ``{"hold_gain": 1.5}`` for DAMS held at
         1.5 bandwidth-delay products in flight), for its decisions and its look-aheads
         alike.
+    held_rate : {"window", "delivery"}
+        The rate each path's bandwidth is held at in an honest or announced copy:
+        :attr:`~mpsched.envs.policy.Observation.rate_bps` (``cwnd * 8e9 / srtt``) or the
+        latest delivery-rate sample (``delivery_rate_bps``; ``rate_bps`` until a path
+        has one). Unused by the clairvoyant variant.
     """
 
     def __init__(self, base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4,
-                 base_params: Mapping[str, Any] | None = None) -> None:
+                 base_params: Mapping[str, Any] | None = None, held_rate: str = "window") -> None:
         if base_params is not None and not isinstance(base_params, Mapping):
             raise PolicyError(f"rollout:{base}: base_params = {base_params!r}; expected a mapping of the base's "
                               "parameters")
@@ -97,11 +111,14 @@ class RolloutPolicy:
                               "or inf")
         if isinstance(candidates, bool) or not isinstance(candidates, int) or not 1 <= candidates <= MAX_CANDIDATES:
             raise PolicyError(f"rollout:{base}: candidates = {candidates!r}; expected an int in [1, {MAX_CANDIDATES}]")
+        if held_rate not in HELD_RATES:
+            raise PolicyError(f"rollout:{base}: held_rate = {held_rate!r}; expected one of {', '.join(HELD_RATES)}")
         self.base_id = base
         self.variant = variant
         self.horizon_s = float(horizon_s)
         self.candidates = candidates
         self.base_params = dict(base_params or {})
+        self.held_rate = held_rate
         self.name = f"rollout:{base}" if variant == "honest" else f"rollout:{base}:{variant}"
         self._native = made.native
         self._native_params = made.native_params()
@@ -112,7 +129,7 @@ class RolloutPolicy:
 
     def params(self) -> dict[str, Any]:
         return {"base": self.base_id, "variant": self.variant, "horizon_s": self.horizon_s,
-                "candidates": self.candidates, "base_params": dict(self.base_params)}
+                "candidates": self.candidates, "base_params": dict(self.base_params), "held_rate": self.held_rate}
 
     def __repr__(self) -> str:
         return "RolloutPolicy(" + ", ".join(f"{k}={v!r}" for k, v in self.params().items()) + ")"
@@ -130,7 +147,7 @@ class RolloutPolicy:
             return options[0]
         sim = obs.simulator
         until = _NEVER if math.isinf(self.horizon_s) else sim.now_ns + int(round(self.horizon_s * 1e9))
-        rates = None if self.variant == "clairvoyant" else [int(min(max(r, 0.0), 1e12)) for r in obs.rate_bps]
+        rates = None if self.variant == "clairvoyant" else self.held_rates(obs)
         seed = (sim.seed * 1_000_003 + sim.decisions) % 2**64
         best, best_value = own, self.value(sim, own, until, rates, seed)
         for block in options:
@@ -140,6 +157,13 @@ class RolloutPolicy:
             if value > best_value:  # strictly better: ties keep the base's choice
                 best, best_value = block, value
         return best
+
+    def held_rates(self, obs: Observation) -> list[int]:
+        """Each path's bandwidth in an honest or announced copy [bit/s] (``held_rate``)."""
+        rates = obs.rate_bps
+        if self.held_rate == "delivery":
+            rates = np.where(obs.delivery_rate_bps > 0, obs.delivery_rate_bps, rates)
+        return [int(min(max(float(r), 0.0), 1e12)) for r in rates]
 
     def candidate_blocks(self, obs: Observation, own: int) -> list[int]:
         """The base's choice first, then the sendable blocks by (deadline, index), at
@@ -172,7 +196,8 @@ def _native_ids() -> list[str]:
 
 
 def make_rollout(base: str, variant: str = "honest", horizon_s: float = 1.0, candidates: int = 4,
-                 base_params: Mapping[str, Any] | None = None) -> RolloutPolicy:
+                 base_params: Mapping[str, Any] | None = None, held_rate: str = "window") -> RolloutPolicy:
     """``rollout:BASE``: :class:`RolloutPolicy` of the scheduler BASE."""
-    return RolloutPolicy(base, variant=variant, horizon_s=horizon_s, candidates=candidates, base_params=base_params)
+    return RolloutPolicy(base, variant=variant, horizon_s=horizon_s, candidates=candidates, base_params=base_params,
+                         held_rate=held_rate)
 

@@ -180,3 +180,41 @@ def test_a_rollout_of_one_candidate_is_its_base_with_the_base_parameters_given()
         registry.make("rollout:dams", base_params=[1])
     with pytest.raises(PolicyError, match="takes no parameter 'nope'"):
         registry.make("rollout:dams", base_params={"nope": 1})
+
+
+def test_an_honest_rollout_holds_each_path_at_the_rate_asked_for() -> None:
+    """``held_rate``: the window's rate (``rate_bps``) or the latest delivery-rate sample.
+    Under DAMS held at 1.5 BDP the window is not filled and grows past the path's rate, so
+    the two differ, and so do the rollouts' episodes."""
+    scenario = resolve("dams-dynamic-1-rtt-40").replace(duration_s=2.0)
+    window = registry.make("rollout:dams", base_params={"hold_gain": 1.5, "rate_window_ms": 0.001})
+    delivery = registry.make("rollout:dams", base_params={"hold_gain": 1.5, "rate_window_ms": 0.001},
+                             held_rate="delivery")
+    assert window.params()["held_rate"] == "window" and delivery.params()["held_rate"] == "delivery"
+    seen: list[tuple[list[int], list[int], np.ndarray, np.ndarray]] = []
+    inner = registry.make("dams", hold_gain=1.5, rate_window_ms=0.001)
+
+    class Spy:
+        name = "spy"
+        native = None
+
+        def reset(self, obs: Observation) -> None:
+            inner.reset(obs)
+
+        def decide(self, obs: Observation) -> int:
+            seen.append((window.held_rates(obs), delivery.held_rates(obs), obs.rate_bps.copy(),
+                         obs.delivery_rate_bps.copy()))
+            return inner.decide(obs)
+
+    simulate(scenario, Spy(), seed=3)
+    differ = 0
+    for held_window, held_delivery, rate, sample in seen:
+        assert held_window == [int(r) for r in rate]
+        assert held_delivery == [int(d if d > 0 else r) for d, r in zip(sample, rate)]
+        differ += held_window != held_delivery
+    assert differ > len(seen) // 2
+    ours = {k: v for k, v in simulate(scenario, window, seed=3).summary.items() if k != "wall_s"}
+    theirs = {k: v for k, v in simulate(scenario, delivery, seed=3).summary.items() if k != "wall_s"}
+    assert ours != theirs
+    with pytest.raises(PolicyError, match="held_rate = 'link'; expected one of window, delivery"):
+        registry.make("rollout:dams", held_rate="link")
