@@ -34,7 +34,17 @@ from ..envs.pool import EpisodePool
 from .dagger import make_teacher, mixture_demonstrations
 from .experts import EXPERTS, Demonstrations, demonstrations
 from .features import EXTRACTORS, FlatExtractor, SlotSetExtractor
-from .model import ALGOS, META_FILE, MODEL_FILE, action_scores, greedy_actions, load, policy_setup, sb3_class
+from .model import (
+    ALGOS,
+    META_FILE,
+    MODEL_FILE,
+    AgentPolicy,
+    action_scores,
+    greedy_actions,
+    load,
+    policy_setup,
+    sb3_class,
+)
 from .slot_numpy import SLOT_INPUTS
 from .vec_env import MaskRules, NativeVecEnv
 
@@ -97,6 +107,14 @@ def _set_dotted(target: dict[str, Any], key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+def _override(text: str) -> tuple[str, str]:
+    """The key (stripped) and raw value of a ``--hp KEY=VALUE`` override."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise TrainingError(f"--hp: got {text!r}; expected KEY=VALUE (e.g. learning_rate=1e-4)")
+    return key.strip(), raw
+
+
 def load_hyperparams(algo: str, suite: str = "default", overrides: Sequence[str] = ()) -> dict[str, Any]:
     """An algorithm's hyperparameters for a suite (its entry, else ``default``) with
     ``key=value`` overrides (values in YAML; dotted keys reach nested mappings).
@@ -111,9 +129,7 @@ def load_hyperparams(algo: str, suite: str = "default", overrides: Sequence[str]
     table = yaml.safe_load((HYPERPARAMS_DIR / f"{algo}.yaml").read_text())
     hp = copy.deepcopy(table.get(suite, table["default"]))
     for text in overrides:
-        key, sep, raw = text.partition("=")
-        if not sep or not key:
-            raise TrainingError(f"--hp: got {text!r}; expected KEY=VALUE (e.g. learning_rate=1e-4)")
+        key, raw = _override(text)
         try:
             value = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
@@ -123,7 +139,7 @@ def load_hyperparams(algo: str, suite: str = "default", overrides: Sequence[str]
                 value = float(value)
             except ValueError:
                 pass
-        _set_dotted(hp, key.strip(), value)
+        _set_dotted(hp, key, value)
     if hp.get("extractor", "set") not in EXTRACTORS:
         raise TrainingError(f"extractor: got {hp.get('extractor')!r}; expected one of {', '.join(EXTRACTORS)}")
     return hp
@@ -457,8 +473,8 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     start = _start_model(from_model, hp, P) if from_model is not None else None
     if start is not None:
         # the start's masks, where --hp does not set others: its network chose among what they left
-        given = {o.partition("=")[0].strip() for o in overrides}
-        hp.update({k: start[2][k] for k in MASK_KEYS if k in start[2] and k not in given})
+        given = {_override(o)[0] for o in overrides}
+        hp.update({k: start.meta[k] for k in MASK_KEYS if k in start.meta and k not in given})
     try:
         rules = MaskRules.of(hp)
     except ValueError as exc:
@@ -489,8 +505,8 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
         except TypeError as exc:
             raise TrainingError(f"hyperparameters of {algo}: {exc}") from None
         if start is not None:
-            model.policy.load_state_dict(start[1].policy.state_dict())
-            log(f"starting from the network of {start[0]}; masks: {rules}")
+            model.policy.load_state_dict(start.network.policy.state_dict())
+            log(f"starting from the network of {start.directory}; masks: {rules}")
         demos = None
         if from_expert is not None and int(hp.get("expert_steps", 0)) > 0:
             steps = int(hp["expert_steps"])
@@ -536,16 +552,16 @@ def train(algo: str, train_pool: EpisodePool, test_pool: EpisodePool, timesteps:
     steps = len_demos if algo in IMITATION_ALGOS else int(model.num_timesteps)
     result = TrainResult(out, algo, seed, steps, train_s, evaluation.history, imitation, model)
     _save(model, out, algo, hp, suite, from_expert, seed, P, result, command, test_pool.part,
-          None if start is None else {"model": str(start[0]), "command": start[2].get("command", ""),
-                                      "seed": start[2].get("seed")})
+          None if start is None else {"model": str(start.directory), "command": start.meta.get("command", ""),
+                                      "seed": start.meta.get("seed")})
     log(f"saved {out} ({train_s:.0f} s of training; held-out weighted on-time rate "
         f"{final['weighted_on_time_rate']:.4f})")
     return result
 
 
-def _start_model(from_model: str | Path, hp: Mapping[str, Any], max_paths: int) -> tuple[Path, Any, dict[str, Any]]:
-    """The folder, SB3 model and ``agent.json`` of a ``--from-model`` start, refused when its
-    network is not the one ``hp`` builds."""
+def _start_model(from_model: str | Path, hp: Mapping[str, Any], max_paths: int) -> AgentPolicy:
+    """The saved model a ``--from-model`` run starts from, refused when its network is not
+    the one ``hp`` builds."""
     try:
         start = load(from_model)
     except MpschedError as exc:
@@ -560,7 +576,7 @@ def _start_model(from_model: str | Path, hp: Mapping[str, Any], max_paths: int) 
         differ.append(f"max_paths {meta['max_paths']} (this run: {max_paths})")
     if differ:
         raise TrainingError(f"--from-model {folder}: its network differs: " + "; ".join(differ))
-    return folder, start.network, meta
+    return start
 
 
 def _dagger(model: Any, hp: Mapping[str, Any], train_pool: EpisodePool, test_pool: EpisodePool, total: int,
