@@ -11,12 +11,21 @@ Three stages per seed, each started from the one before:
 2. ``dagger``: the preset, all its rounds.
 3. ``ppo``: MaskablePPO from the DAgger model's network and masks (``--from-model``),
    ``--ppo-steps`` environment steps with the preset's ``finetune`` values and the
-   learning rate ``--ppo-learning-rate``.
+   learning rate ``--ppo-learning-rate``; with ``--ppo-hold-gain`` its masks hold each
+   path at that many bandwidth-delay products in flight instead of the DAgger model's
+   cap (``--hp hold_gain=G``), so that it may learn to send past the teacher's.
+4. ``dagger-again`` (asked for by name): the preset's rounds once more from the DAgger
+   model's network and input normalization (``mpsched train --algo dagger --from-model``):
+   as many new teacher labels again, on the states that network and its mixtures with
+   the teacher visit, aggregated afresh. It runs with the seed plus
+   :data:`AGAIN_SEED_OFFSET`, so that its rounds draw other training episodes than the
+   ones before it (with the same seed its first round, the teacher's alone, would
+   record the clone's labels once more).
 
 Every model is scored by :func:`mpsched.agents.evaluate.evaluate` on every episode of the
 test split (the mean weighted on-time rate over its scenarios and seeds), as ``mpsched
-evaluate`` does. The gain of a stage is measured per seed against its own start, and so
-is the last stage's against the clone the run began with; each gain's 95 % confidence
+evaluate`` does. The gain of a stage is measured per seed against the stage it starts
+from, and so is every stage's after ``dagger`` against the clone the run began with; each gain's 95 % confidence
 interval is Student's t over the seeds' paired differences. Models and
 scores are kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``), so that
 runs over disjoint seeds can go side by side and a last run over all of them only reads
@@ -41,30 +50,37 @@ from mpsched.experiments.suite import load_suite
 
 SUITE = "agents"
 SCORE_FILE = "test_score.json"
-STAGES = ("clone", "dagger", "ppo")
+STAGES = ("clone", "dagger", "ppo", "dagger-again")
+DEFAULT_STAGES = ("clone", "dagger", "ppo")
+STARTS = {"ppo": "dagger", "dagger-again": "dagger"}  # the stage whose model a stage starts from
+AGAIN_SEED_OFFSET = 1000
 
 
-def _train(stage: str, seed: int, work: Path, ppo_steps: int, ppo_learning_rate: float) -> Path:
+def _train(stage: str, seed: int, work: Path, ppo_steps: int, ppo_learning_rate: float,
+           ppo_hold_gain: float | None) -> Path:
     """The model of ``stage`` for ``seed``, trained unless ``work`` already holds it."""
     out = work / stage / f"seed-{seed}"
     if (out / "agent.json").exists():
         return out
     hp = load_hyperparams("dagger", SUITE)
-    algo, start = "dagger", None
+    algo, start, train_seed = "dagger", None, seed
     if stage == "clone":
         overrides, timesteps = ["dagger_iterations=1"], int(hp["n_timesteps"]) // int(hp["dagger_iterations"])
     elif stage == "dagger":
         overrides, timesteps = [], int(hp["n_timesteps"])
+    elif stage == "dagger-again":
+        start, overrides, timesteps = work / STARTS[stage] / f"seed-{seed}", [], int(hp["n_timesteps"])
+        train_seed = seed + AGAIN_SEED_OFFSET
     else:
-        algo, start, timesteps = "maskable_ppo", work / "dagger" / f"seed-{seed}", ppo_steps
+        algo, start, timesteps = "maskable_ppo", work / STARTS[stage] / f"seed-{seed}", ppo_steps
         overrides = [f"finetune.learning_rate={ppo_learning_rate:g}", f"eval_freq={max(1, ppo_steps // 2)}",
-                     "torch_threads=1"]
+                     "torch_threads=1"] + ([] if ppo_hold_gain is None else [f"hold_gain={ppo_hold_gain:g}"])
     suite = load_suite(SUITE)
-    command = (f"mpsched train --algo {algo} --suite {SUITE} --seed {seed} --timesteps {timesteps} "
+    command = (f"mpsched train --algo {algo} --suite {SUITE} --seed {train_seed} --timesteps {timesteps} "
                + (f"--from-model {start} " if start else "") + "".join(f"--hp {o} " for o in overrides)
                + f"--out {out}")
     print(command, flush=True)
-    train(algo, suite.pool("train"), suite.pool(suite.evaluation_part()), timesteps, out, seed=seed,
+    train(algo, suite.pool("train"), suite.pool(suite.evaluation_part()), timesteps, out, seed=train_seed,
           overrides=overrides, progress=False, command=command, log=lambda _: None, from_model=start,
           max_paths=max(suite.pool(p).max_paths for p in suite.split))
     return out
@@ -96,21 +112,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", required=True, help="folder of the models and their scores")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES),
-                        help="stages to train and score (a stage needs the one before it)")
+    parser.add_argument("--stages", nargs="+", choices=STAGES, default=list(DEFAULT_STAGES),
+                        help="stages to train and score (a stage needs the one it starts from)")
     parser.add_argument("--ppo-steps", type=int, default=1_500_000, help="environment steps of the ppo stage")
     parser.add_argument("--ppo-learning-rate", type=float, default=1e-4, help="the ppo stage's learning rate")
+    parser.add_argument("--ppo-hold-gain", type=float, default=None,
+                        help="the ppo stage's hold_gain mask (default: the DAgger model's)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     work = Path(args.work)
     stages = [s for s in STAGES if s in args.stages]
     print(f"seeds: {', '.join(map(str, args.seeds))}; stages: {', '.join(stages)}")
-    scores = {stage: [_score(_train(stage, seed, work, args.ppo_steps, args.ppo_learning_rate))
+    scores = {stage: [_score(_train(stage, seed, work, args.ppo_steps, args.ppo_learning_rate,
+                                         args.ppo_hold_gain))
                       for seed in args.seeds] for stage in stages}
-    pairs = list(zip(stages, stages[1:]))
-    if len(stages) > 2:  # the whole run against the clone it started from
-        pairs.append((stages[0], stages[-1]))
+    pairs = [(STARTS.get(b, a), b) for a, b in zip(stages, stages[1:]) if STARTS.get(b, a) in stages]
+    if "clone" in stages:  # every later stage against the clone the run began with
+        pairs += [("clone", b) for b in stages if b in STARTS]
     print("\n| seed | " + " | ".join(stages) + "".join(f" | {b} - {a}" for a, b in pairs) + " |")
     print("|---:" * (1 + len(stages) + len(pairs)) + "|")
     for i, seed in enumerate(args.seeds):
