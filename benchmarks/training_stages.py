@@ -27,7 +27,9 @@ test split (the mean weighted on-time rate over its scenarios and seeds), as ``m
 evaluate`` does. The gain of a stage is measured per seed against the stage it starts
 from, and so is every stage's after ``dagger`` against the clone the run began with; each gain's 95 % confidence
 interval is Student's t over the seeds' paired differences. Models and
-scores are kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``), so that
+scores are kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``; with
+``--episode-seeds``, the test scenarios on those seeds in place of the split's, a fresh
+sample of episodes for a choice made on the split: ``test_score-seeds-A-...json``), so that
 runs over disjoint seeds can go side by side and a last run over all of them only reads
 what is there.
 
@@ -86,16 +88,19 @@ def _train(stage: str, seed: int, work: Path, ppo_steps: int, ppo_learning_rate:
     return out
 
 
-def _score(model: Path) -> float:
-    """Mean weighted on-time rate of a model over every episode of the test split (kept
-    in the model's folder once measured)."""
-    path = model / SCORE_FILE
+def _score(model: Path, episode_seeds: list[int] | None) -> float:
+    """Mean weighted on-time rate of a model over every episode of the test split, or of
+    its scenarios on ``episode_seeds`` (kept in the model's folder once measured)."""
+    name = SCORE_FILE if episode_seeds is None else SCORE_FILE.replace(
+        ".json", "-seeds-" + "-".join(map(str, episode_seeds)) + ".json")
+    path = model / name
     if path.exists():
         return float(json.loads(path.read_text())["weighted_on_time_rate"])
     from mpsched.agents.evaluate import evaluate
 
     started = time.perf_counter()
-    evaluation = evaluate(model, load_suite(SUITE).pool("test"))
+    pool = load_suite(SUITE).pool("test")
+    evaluation = evaluate(model, pool if episode_seeds is None else pool.with_seeds(episode_seeds))
     rates = [r.summary["weighted_on_time_rate"] for r in evaluation.results]
     score = float(np.mean(rates))
     path.write_text(json.dumps({"weighted_on_time_rate": score, "episodes": len(rates),
@@ -118,6 +123,8 @@ def main() -> None:
     parser.add_argument("--ppo-learning-rate", type=float, default=1e-4, help="the ppo stage's learning rate")
     parser.add_argument("--ppo-hold-gain", type=float, default=None,
                         help="the ppo stage's hold_gain mask (default: the DAgger model's)")
+    parser.add_argument("--episode-seeds", type=int, nargs="+", default=None,
+                        help="score on the test scenarios with these seeds instead of the split's")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -125,7 +132,7 @@ def main() -> None:
     stages = [s for s in STAGES if s in args.stages]
     print(f"seeds: {', '.join(map(str, args.seeds))}; stages: {', '.join(stages)}")
     scores = {stage: [_score(_train(stage, seed, work, args.ppo_steps, args.ppo_learning_rate,
-                                         args.ppo_hold_gain))
+                                         args.ppo_hold_gain), args.episode_seeds)
                       for seed in args.seeds] for stage in stages}
     pairs = [(STARTS.get(b, a), b) for a, b in zip(stages, stages[1:]) if STARTS.get(b, a) in stages]
     if "clone" in stages:  # every later stage against the clone the run began with
