@@ -1,7 +1,7 @@
 """Each training stage against the model it starts from, paired by training seed, on the
 ``agents`` test split.
 
-Three stages per seed, each started from the one before:
+Up to four stages per seed, each started from an earlier one:
 
 1. ``clone``: behaviour cloning of the teacher on its own states. The DAgger preset
    (``agents/hyperparams/dagger.yaml``) runs ``dagger_iterations`` rounds and its first
@@ -25,8 +25,9 @@ Three stages per seed, each started from the one before:
 Every model is scored by :func:`mpsched.agents.evaluate.evaluate` on every episode of the
 test split (the mean weighted on-time rate over its scenarios and seeds), as ``mpsched
 evaluate`` does. The gain of a stage is measured per seed against the stage it starts
-from, and so is every stage's after ``dagger`` against the clone the run began with; each gain's 95 % confidence
-interval is Student's t over the seeds' paired differences. Models and
+from (:data:`STARTS`), and so is every stage's after ``dagger`` against the clone the run
+began with; each gain's 95 % confidence interval is Student's t over the seeds' paired
+differences. Models and
 scores are kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``; with
 ``--episode-seeds``, the test scenarios on those seeds in place of the split's, a fresh
 sample of episodes for a choice made on the split: ``test_score-seeds-A-...json``), so that
@@ -54,7 +55,8 @@ SUITE = "agents"
 SCORE_FILE = "test_score.json"
 STAGES = ("clone", "dagger", "ppo", "dagger-again")
 DEFAULT_STAGES = ("clone", "dagger", "ppo")
-STARTS = {"ppo": "dagger", "dagger-again": "dagger"}  # the stage whose model a stage starts from
+# the stage whose model a stage starts from (DAgger's first round is the clone)
+STARTS = {"dagger": "clone", "ppo": "dagger", "dagger-again": "dagger"}
 AGAIN_SEED_OFFSET = 1000
 
 
@@ -134,9 +136,9 @@ def main() -> None:
     scores = {stage: [_score(_train(stage, seed, work, args.ppo_steps, args.ppo_learning_rate,
                                          args.ppo_hold_gain), args.episode_seeds)
                       for seed in args.seeds] for stage in stages}
-    pairs = [(STARTS.get(b, a), b) for a, b in zip(stages, stages[1:]) if STARTS.get(b, a) in stages]
-    if "clone" in stages:  # every later stage against the clone the run began with
-        pairs += [("clone", b) for b in stages if b in STARTS]
+    pairs = [(STARTS[b], b) for b in stages if STARTS.get(b) in stages]
+    if "clone" in stages:  # every stage after dagger against the clone the run began with
+        pairs += [("clone", b) for b in stages if STARTS.get(b, "clone") != "clone"]
     print("\n| seed | " + " | ".join(stages) + "".join(f" | {b} - {a}" for a, b in pairs) + " |")
     print("|---:" * (1 + len(stages) + len(pairs)) + "|")
     for i, seed in enumerate(args.seeds):
