@@ -27,12 +27,11 @@ test split (the mean weighted on-time rate over its scenarios and seeds), as ``m
 evaluate`` does. The gain of a stage is measured per seed against the stage it starts
 from (:data:`STARTS`), and so is every stage's after ``dagger`` against the clone the run
 began with; each gain's 95 % confidence interval is Student's t over the seeds' paired
-differences. Models and
-scores are kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``; with
-``--episode-seeds``, the test scenarios on those seeds in place of the split's, a fresh
-sample of episodes for a choice made on the split: ``test_score-seeds-A-...json``), so that
-runs over disjoint seeds can go side by side and a last run over all of them only reads
-what is there.
+differences. ``--episode-seeds`` scores the test scenarios on those seeds in place of the
+split's: a fresh sample of episodes for a choice made on the split. Models and scores are
+kept in ``--work`` (``STAGE/seed-S``, each with ``test_score.json``, or
+``test_score-seeds-A-B-....json``), so that runs over disjoint seeds can go side by side
+and a last run over all of them only reads what is there.
 
     python benchmarks/training_stages.py --work /tmp/stages --seeds 0 1 2 3 4 5 6 7
 """
@@ -52,7 +51,7 @@ from mpsched.experiments.report.stats import ci95
 from mpsched.experiments.suite import load_suite
 
 SUITE = "agents"
-SCORE_FILE = "test_score.json"
+SCORE_FILE = "test_score.json"  # with --episode-seeds: test_score-seeds-A-B-....json
 STAGES = ("clone", "dagger", "ppo", "dagger-again")
 DEFAULT_STAGES = ("clone", "dagger", "ppo")
 # the stage whose model a stage starts from (DAgger's first round is the clone)
@@ -93,9 +92,8 @@ def _train(stage: str, seed: int, work: Path, ppo_steps: int, ppo_learning_rate:
 def _score(model: Path, episode_seeds: list[int] | None) -> float:
     """Mean weighted on-time rate of a model over every episode of the test split, or of
     its scenarios on ``episode_seeds`` (kept in the model's folder once measured)."""
-    name = SCORE_FILE if episode_seeds is None else SCORE_FILE.replace(
-        ".json", "-seeds-" + "-".join(map(str, episode_seeds)) + ".json")
-    path = model / name
+    path = model / (SCORE_FILE if episode_seeds is None
+                    else f"test_score-seeds-{'-'.join(map(str, episode_seeds))}.json")
     if path.exists():
         return float(json.loads(path.read_text())["weighted_on_time_rate"])
     from mpsched.agents.evaluate import evaluate
