@@ -51,7 +51,6 @@ from mpsched.experiments.report.stats import ci95
 from mpsched.experiments.suite import load_suite
 
 SUITE = "agents"
-SCORE_FILE = "test_score.json"  # with --episode-seeds: test_score-seeds-A-B-....json
 STAGES = ("clone", "dagger", "ppo", "dagger-again")
 DEFAULT_STAGES = ("clone", "dagger", "ppo")
 # the stage whose model a stage starts from (DAgger's first round is the clone)
@@ -89,11 +88,18 @@ def _train(stage: str, seed: int, work: Path, ppo_steps: int, ppo_learning_rate:
     return out
 
 
+def _score_file(episode_seeds: list[int] | None) -> str:
+    """The name of a model's score file: the split's, or that of the test scenarios on
+    ``episode_seeds``."""
+    if episode_seeds is None:
+        return "test_score.json"
+    return f"test_score-seeds-{'-'.join(map(str, episode_seeds))}.json"
+
+
 def _score(model: Path, episode_seeds: list[int] | None) -> float:
     """Mean weighted on-time rate of a model over every episode of the test split, or of
     its scenarios on ``episode_seeds`` (kept in the model's folder once measured)."""
-    path = model / (SCORE_FILE if episode_seeds is None
-                    else f"test_score-seeds-{'-'.join(map(str, episode_seeds))}.json")
+    path = model / _score_file(episode_seeds)
     if path.exists():
         return float(json.loads(path.read_text())["weighted_on_time_rate"])
     from mpsched.agents.evaluate import evaluate
