@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from mpsched.experiments.ns3 import Ns3Case
 
@@ -163,9 +164,9 @@ def main() -> None:
             for name, program in programs.items():
                 runs.setdefault((case.label, name), []).append(run_once(program, case))
 
-    report = {"source": str(args.source.resolve()), "rounds": args.rounds, "cases": []}
+    report: dict[str, Any] = {"source": str(args.source.resolve()), "rounds": args.rounds, "cases": []}
     for case in CASES:
-        row = {"case": case.label, "queue_packets": case.queue_packets}
+        row: dict[str, Any] = {"case": case.label, "queue_packets": case.queue_packets}
         for name in programs:
             samples = runs[(case.label, name)]
             row[name] = {"median_wall_ms": statistics.median(w for _, w in samples), "goodput_mbps": samples[0][0]}
