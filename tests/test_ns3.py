@@ -107,9 +107,10 @@ def test_mpsched_samples_its_trajectory_at_its_decision_points() -> None:
 
 def test_the_report_states_the_errors_it_was_given(tmp_path) -> None:
     """write_report on a made-up comparison of three cases: the summary's median and worst
-    |error|, the counts within 3 % and 10 %, the verdict on the bounds, the timeouts, the
-    case beyond 10 % with its run sparing retransmissions, a row per case with the largest
-    |error| first and both sides' counts, and the figure."""
+    |error|, the counts within 3 % and 10 %, the verdict on the bounds, the speed and which
+    ns-3 build it is against, the timeouts, the case beyond 10 % with its run sparing
+    retransmissions, a row per case with the largest |error| first and both sides' counts,
+    and the figure."""
     pytest.importorskip("matplotlib")
     cases = []
     for error, cc, loss, timeouts in ((0.01, "newreno", 0.0, 0), (-0.05, "cubic", 0.01, 2), (0.2, "cubic", 0.001, 1)):
@@ -128,6 +129,7 @@ def test_the_report_states_the_errors_it_was_given(tmp_path) -> None:
     readme = ns3.write_report(result, tmp_path / "ns3", "mpsched validate --against ns3 --quick").read_text()
     assert "median |error| 5.0 %, worst 20.0 %; 1 cases within 3 %, 2 within 10 %" in readme
     assert "are not met" in readme and "400x faster" in readme and "shared-bottleneck shares within 10 %" in readme
+    assert "ns-3 as the wheel builds it: with its logging and asserts compiled in" in readme  # which ns-3 is timed
     assert "`prr_delivered * ssthresh` formed in 64 bits" in readme
     assert "ns-3 timed out in 2 of 3 cases, mpsched in 0." in readme
     assert "1 cases are beyond 10 %. The 1 of them in which ns-3 timed out were run again" in readme
