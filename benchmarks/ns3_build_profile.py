@@ -48,14 +48,10 @@ TARGETS = ["libcore", "libnetwork", "libinternet", "libpoint-to-point", "libappl
 COMMON_CMAKE = ["-G", "Ninja", "-DNS3_PYTHON_BINDINGS=OFF", "-DNS3_EXAMPLES=OFF", "-DNS3_TESTS=OFF",
                 f"-DNS3_ENABLED_MODULES={MODULES}", "-DNS3_WARNINGS_AS_ERRORS=OFF"]
 RELEASE = ["-DCMAKE_BUILD_TYPE=release"]
-# profile: (CMake options, the definitions and flags a program built against it needs)
-PROFILES: dict[str, tuple[list[str], list[str]]] = {
-    "logs+asserts": ([*RELEASE, "-DNS3_LOG=ON", "-DNS3_ASSERT=ON", "-DNS3_NATIVE_OPTIMIZATIONS=OFF"],
-                     ["-DNS3_BUILD_PROFILE_RELEASE", "-DNS3_LOG_ENABLE", "-DNS3_ASSERT_ENABLE"]),
-    "release": ([*RELEASE, "-DNS3_LOG=OFF", "-DNS3_ASSERT=OFF", "-DNS3_NATIVE_OPTIMIZATIONS=OFF"],
-                ["-DNS3_BUILD_PROFILE_RELEASE"]),
-    "optimized": ([*RELEASE, "-DNS3_LOG=OFF", "-DNS3_ASSERT=OFF", "-DNS3_NATIVE_OPTIMIZATIONS=ON"],
-                  ["-DNS3_BUILD_PROFILE_OPTIMIZED", "-march=native"]),
+PROFILES = {  # each profile's CMake options
+    "logs+asserts": [*RELEASE, "-DNS3_LOG=ON", "-DNS3_ASSERT=ON", "-DNS3_NATIVE_OPTIMIZATIONS=OFF"],
+    "release": [*RELEASE, "-DNS3_LOG=OFF", "-DNS3_ASSERT=OFF", "-DNS3_NATIVE_OPTIMIZATIONS=OFF"],
+    "optimized": [*RELEASE, "-DNS3_LOG=OFF", "-DNS3_ASSERT=OFF", "-DNS3_NATIVE_OPTIMIZATIONS=ON"],
 }
 REFERENCE = "logs+asserts"
 WHEEL = "pip wheel"
@@ -63,7 +59,7 @@ CASES = [Ns3Case(cc="newreno", rate_mbps=10, rtt_ms=80, loss=0.001, queue_bdp=1.
          Ns3Case(cc="cubic", rate_mbps=2, rtt_ms=80, loss=0.0, queue_bdp=0.5, seconds=30.0),
          Ns3Case(cc="newreno", rate_mbps=2, rtt_ms=20, loss=0.001, queue_bdp=2.0, seconds=30.0)]
 WHEEL_STANDARD = "-std=c++20"  # the wheel (3.44) names no standard in its targets; its headers need C++20
-WHEEL_DEFINITIONS = ("NS3_BUILD_PROFILE_DEBUG", "NS3_BUILD_PROFILE_RELEASE", "NS3_BUILD_PROFILE_OPTIMIZED",
+PROFILE_DEFINITIONS = ("NS3_BUILD_PROFILE_DEBUG", "NS3_BUILD_PROFILE_RELEASE", "NS3_BUILD_PROFILE_OPTIMIZED",
                      "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE")
 
 
@@ -75,9 +71,16 @@ def run_checked(command: list[str], what: str) -> str:
     return done.stdout
 
 
+def build_flags(text: str) -> list[str]:
+    """The flags a program built against an ns-3 build needs, read from that build's own
+    files (``text``): its profile's definitions, and the ``-march`` and C++ standard ns-3
+    was compiled with where they name them."""
+    flags = [f"-D{d}" for d in PROFILE_DEFINITIONS if re.search(rf"(?:-D|\b){d}\b", text)]
+    return flags + [m.group(0) for m in (re.search(r"-march=\S+", text), re.search(r"-std=\S+", text)) if m]
+
+
 def compile_program(include: Path, libraries: list[Path], flags: list[str], out: Path) -> Path:
-    """benchmarks/ns3_bulk_flow.cc built against one ns-3 build; ``flags`` include the
-    C++ standard the build's headers need."""
+    """benchmarks/ns3_bulk_flow.cc built against one ns-3 build (:func:`build_flags`)."""
     if not libraries:
         raise RuntimeError(f"no libns3 libraries beside {include}")
     run_checked(["g++", "-O3", "-DNDEBUG", *flags, f"-I{include}", str(PROGRAM), "-o", str(out),
@@ -88,38 +91,30 @@ def compile_program(include: Path, libraries: list[Path], flags: list[str], out:
 def build_profile(source: Path, work: Path, name: str, jobs: int) -> Path:
     """The program built against ns-3 from ``source`` in profile ``name`` (its own copy of
     the tree, so that the profiles' outputs do not meet)."""
-    options, flags = PROFILES[name]
     tree = work / re.sub(r"\W", "-", name) / "ns-3"
     if not tree.exists():
         shutil.copytree(source, tree, ignore=shutil.ignore_patterns("build", "cmake-cache"))
-    run_checked(["cmake", "-S", str(tree), "-B", str(tree / "build"), *COMMON_CMAKE, *options], f"configuring {name}")
+    run_checked(["cmake", "-S", str(tree), "-B", str(tree / "build"), *COMMON_CMAKE, *PROFILES[name]],
+                f"configuring {name}")
     run_checked(["ninja", "-C", str(tree / "build"), f"-j{jobs}", *TARGETS], f"building {name}")
     libraries = sorted((tree / "build" / "lib").glob("libns3*.so"))
-    standard = re.search(r"-std=\S+", (tree / "build" / "build.ninja").read_text())  # the one ns-3 was built with
-    if standard is None:
-        raise RuntimeError(f"{name}: no -std= in {tree / 'build' / 'build.ninja'}")
-    return compile_program(tree / "build" / "include", libraries, [standard.group(0), *flags],
-                           tree.parent / "ns3_bulk_flow")
-
-
-def wheel_definitions(root: Path) -> list[str]:
-    """The profile definitions the wheel's CMake targets give its users."""
-    targets = (root / "lib64" / "cmake" / "ns3" / "ns3Targets.cmake").read_text()
-    return [f"-D{d}" for d in WHEEL_DEFINITIONS if re.search(rf"\b{d}\b", targets)]
+    flags = build_flags((tree / "build" / "build.ninja").read_text())
+    return compile_program(tree / "build" / "include", libraries, flags, tree.parent / "ns3_bulk_flow")
 
 
 def build_against_wheel(work: Path) -> tuple[Path, list[str]] | None:
-    """The program built against the installed ``ns3`` wheel, and the definitions used;
-    None when the extra is not installed. The package is located, not imported (its
-    import compiles the bindings)."""
+    """The program built against the installed ``ns3`` wheel, and the flags used (those its
+    CMake targets give their users); None when the extra is not installed. The package is
+    located, not imported (its import compiles the bindings)."""
     spec = importlib.util.find_spec("ns3")
     if spec is None or not spec.submodule_search_locations:
         return None
     root = Path(next(iter(spec.submodule_search_locations)))
-    definitions = wheel_definitions(root)
+    flags = build_flags((root / "lib64" / "cmake" / "ns3" / "ns3Targets.cmake").read_text())
+    if not any(f.startswith("-std=") for f in flags):
+        flags.append(WHEEL_STANDARD)
     libraries = sorted((root / "lib64").glob("libns3*.so"))
-    program = compile_program(root / "include", libraries, [WHEEL_STANDARD, *definitions], work / "ns3_bulk_flow_wheel")
-    return program, definitions
+    return compile_program(root / "include", libraries, flags, work / "ns3_bulk_flow_wheel"), flags
 
 
 def case_arguments(case: Ns3Case) -> list[str]:
@@ -156,7 +151,7 @@ def main() -> None:
     wheel = build_against_wheel(work)
     if wheel is not None:
         programs[WHEEL] = wheel[0]
-        print(f"{WHEEL}: built with {' '.join(wheel[1]) or 'no profile definitions'}")
+        print(f"{WHEEL}: built with {' '.join(wheel[1])}")
 
     runs: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for _ in range(args.rounds):
