@@ -80,6 +80,9 @@ static const mps_cc_ops newreno_ops = {
 /* Cubic (7.8): RFC 9438 in integer arithmetic, C = 0.4, beta = 0.7          */
 /* ------------------------------------------------------------------------- */
 
+/* The largest d with 4 d^3 < 2^64 is 1,664,510 (microseconds, about 1.7 s). */
+#define CUBE_64_LIMIT INT64_C(1664510)
+
 int64_t mps_icbrt(__int128 x) {
     int64_t lo = 0, hi = INT64_C(1) << 43; /* (2^43)^3 = 2^129 exceeds any argument */
     while (hi - lo > 1) {
@@ -125,8 +128,10 @@ static void cubic_segments_on_ack(mps_sim *s, mps_path *p, int64_t acked, int64_
     const int64_t t_us = (now + p->min_rtt_ns - p->cub_epoch_start) / 1000;
     int64_t d = t_us < p->cub_k_us ? p->cub_k_us - t_us : t_us - p->cub_k_us;
     if (d > 1000000000) d = 1000000000;
-    const __int128 ten19 = (__int128)INT64_C(10000000000) * INT64_C(1000000000);
-    const int64_t delta = (int64_t)(4 * (__int128)d * d * d / ten19); /* C |t - K|^3 segments, truncated */
+    /* C |t - K|^3 segments, truncated: in 64 unsigned bits while 4 d^3 < 2^64, the same value */
+    const uint64_t ten19 = UINT64_C(10000000000000000000);
+    const int64_t delta = d < CUBE_64_LIMIT ? (int64_t)(4 * (uint64_t)d * (uint64_t)d * (uint64_t)d / ten19)
+                                            : (int64_t)(4 * (__int128)d * d * d / ten19);
     const int64_t target = t_us < p->cub_k_us ? p->cub_origin - delta : p->cub_origin + delta;
     int64_t cnt = target > seg ? seg / (target - seg) : 100 * seg;
     if (p->cub_w_max == 0 && cnt > 20) cnt = 20; /* no loss yet: at least 1 segment per 20 */
