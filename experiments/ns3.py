@@ -96,6 +96,9 @@ DATA_PACKET_MIN_BYTES = 200
 """A packet at the receiving device at least this long carries data: the bulk sender's
 packets are MSS + 54 bytes on the wire, a SYN or an acknowledgement (SACK blocks
 included) at most 102."""
+TIMED_NS3 = "ns-3 as the wheel builds it: with its logging and asserts compiled in"
+"""Which ns-3 the speed ratios are against (docs/model.md 7.14 measures what that costs)."""
+
 
 def lost_data_packets(core_seed: int, loss: float, count: int, subflow: int = 0) -> list[int]:
     """Which of a subflow's first ``count`` packets off its bottleneck the core loses.
@@ -1081,8 +1084,7 @@ def format_comparison(result: dict[str, Any]) -> str:
         lines.append(line)
     lines.append(f"goodput error: median |error| {100 * result['median_abs_goodput_error']:.1f} %, worst "
                  f"{100 * result['worst_abs_goodput_error']:.1f} %; mpsched {result['median_speed_ratio']:.0f}x "
-                 "faster than ns-3 in the median case (simulation alone; ns-3 as the pip wheel builds it, with "
-                 "logging and asserts, docs/model.md 7.14)")
+                 f"faster than ns-3 in the median case (simulation alone; {TIMED_NS3}, docs/model.md 7.14)")
     if "median_abs_mean_rtt_error" in result:
         lines.append(f"smoothed RTT sampled every {1e3 * SAMPLE_S:g} ms: median |error of the mean| "
                      f"{100 * result['median_abs_mean_rtt_error']:.1f} %, worst "
@@ -1241,8 +1243,8 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
         f"worst at most 10 %, median |mean RTT error| at most 5 %, shared-bottleneck shares within 10 %) are "
         f"{'met' if within_bounds(result) else 'not met'}.** mpsched is "
         f"{result['median_speed_ratio']:.0f}x faster than ns-3 in the median case (each simulation alone, "
-        "one process), ns-3 as the wheel builds it: with its logging and asserts compiled in, which ns-3's "
-        "`release` and `optimized` profiles leave out (docs/model.md 7.14 measures what they cost).",
+        f"one process), {TIMED_NS3}, which ns-3's `release` and `optimized` profiles leave out (docs/model.md "
+        "7.14 measures what they cost).",
         "",
         "![Goodput error by loss rate, and mpsched's goodput against ns-3's](figures/errors.png)",
         "",
