@@ -1150,10 +1150,8 @@ static inline int64_t seg_end(const mps_link *k, const mps_seg *c) {
     return k->bw_cycle_ns > 0 ? c->base + k->bw_cycle_ns : MPS_NEVER;
 }
 
-/* Moves cursor c to the segment containing t. Each cursor's queries never go back in
- * time, so it only moves forward. */
-static void seg_locate(const mps_link *k, mps_seg *c, int64_t t) {
-    if (t < seg_end(k, c)) return;
+/* seg_locate's move to a later segment, for a t at or past the end of c's. */
+static void seg_advance(const mps_link *k, mps_seg *c, int64_t t) {
     if (k->bw_cycle_ns > 0 && t - c->base >= k->bw_cycle_ns) {
         c->base += ((t - c->base) / k->bw_cycle_ns) * k->bw_cycle_ns;
         c->k = 0;
@@ -1168,6 +1166,12 @@ static void seg_locate(const mps_link *k, mps_seg *c, int64_t t) {
             hi = mid;
     }
     c->k = lo;
+}
+
+/* Moves cursor c to the segment containing t. Each cursor's queries never go back in
+ * time, so it only moves forward; most find t still in c's segment. */
+static inline void seg_locate(const mps_link *k, mps_seg *c, int64_t t) {
+    if (t >= seg_end(k, c)) seg_advance(k, c, t);
 }
 
 static int64_t service_end(mps_link *k, int64_t t0, int64_t wire_bytes) {
@@ -1325,23 +1329,23 @@ static int busy_link(const mps_link *k) { return k->done_ns != MPS_NEVER || fifo
 
 static void on_link_done(mps_sim *s, int l, int64_t t) {
     mps_link *k = &s->links[l];
-    mps_pkt pk = *fifo_front(&k->queue);
+    mps_pkt *pk = fifo_front(&k->queue);
     fifo_pop(&k->queue);
-    mps_path *p = &s->paths[pk.subflow];
+    mps_path *p = &s->paths[pk->subflow];
     const int lost = packet_lost(p);
     p->loss_bursts += lost && !p->last_lost;
     p->last_lost = (uint8_t)lost;
     if (p->dynamics) {
-        leave_link_dynamic(s, p, &pk, t, lost);
+        leave_link_dynamic(s, p, pk, t, lost);
     } else if (lost) {
         p->random_losses++;
-        p->dropped_bytes += pk.size;
+        p->dropped_bytes += pk->size;
         if (!p->window_based) { /* 7.6: negative acknowledgement */
-            pk.nack = 1;
-            push_at(s, &p->nackq, &pk, t + p->fwd_delay_ns + p->rev_delay_ns);
+            pk->nack = 1;
+            push_at(s, &p->nackq, pk, t + p->fwd_delay_ns + p->rev_delay_ns);
         }
     } else {
-        push_at(s, &p->recvq, &pk, t + p->fwd_delay_ns);
+        push_at(s, &p->recvq, pk, t + p->fwd_delay_ns);
     }
     if (fifo_count(&k->queue) > 0) {
         const int64_t wire = (int64_t)fifo_front(&k->queue)->size + s->header;
@@ -1403,30 +1407,30 @@ static void deliver_in_order(mps_sim *s, int64_t t) {
 }
 
 static void on_receive(mps_sim *s, mps_path *p, int64_t t) {
-    mps_pkt pk = *fifo_front(&p->recvq);
+    mps_pkt *pk = fifo_front(&p->recvq);
     fifo_pop(&p->recvq);
-    p->delivered_bytes += pk.size;
-    const int32_t b = pk.block;
+    p->delivered_bytes += pk->size;
+    const int32_t b = pk->block;
     if (b >= 0) {
-        const int32_t g = s->blk[b].piece_off + pk.piece;
+        const int32_t g = s->blk[b].piece_off + pk->piece;
         if (s->piece_received[g]) {
-            s->duplicate_bytes[b] += pk.size;
+            s->duplicate_bytes[b] += pk->size;
         } else {
             s->piece_received[g] = 1;
             if (s->receiver == MPS_RECEIVER_BLOCK) {
-                complete_bytes(s, b, pk.size, t);
+                complete_bytes(s, b, pk->size, t);
             } else {
                 s->piece_arrival_ns[g] = t;
-                s->rbuf_used += pk.size;
+                s->rbuf_used += pk->size;
                 deliver_in_order(s, t);
             }
         }
-        pk.data_ack = s->rcv_nxt;
+        pk->data_ack = s->rcv_nxt;
     }
     if (p->dynamics)
-        ack_back_dynamic(s, p, &pk, t);
+        ack_back_dynamic(s, p, pk, t);
     else
-        push_at(s, &p->ackq, &pk, t + p->rev_delay_ns);
+        push_at(s, &p->ackq, pk, t + p->rev_delay_ns);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1692,12 +1696,12 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     /* The acknowledgement lane of an ideal path merges positive and negative
      * acknowledgements by time, the positive one first at equal times (8). */
     mps_fifo *lane = p->nackq.head_t < p->ackq.head_t ? &p->nackq : &p->ackq;
-    mps_pkt pk = *fifo_front(lane);
+    const mps_pkt *pk = fifo_front(lane);
     fifo_pop(lane);
-    const int32_t b = pk.block;
-    mps_rec *r = pk.pn >= p->oldest_pn ? &p->ring[pk.pn & p->ring_mask] : NULL;
+    const int32_t b = pk->block;
+    mps_rec *r = pk->pn >= p->oldest_pn ? &p->ring[pk->pn & p->ring_mask] : NULL;
 
-    if (pk.nack) { /* 7.6: only ideal subflows get these; the record is unresolved */
+    if (pk->nack) { /* 7.6: only ideal subflows get these; the record is unresolved */
         if (r && r->state == MPS_REC_OUT) declare_lost(s, j, r);
         pop_resolved(p);
         return;
@@ -1708,34 +1712,34 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     const int64_t inflight_before = p->inflight_bytes;
     const int64_t recoveries_before = p->fast_recoveries;
     if (newly) {
-        p->inflight_bytes -= pk.size;
-        if (b >= 0) add_inflight(s, b, j, -pk.size);
+        p->inflight_bytes -= pk->size;
+        if (b >= 0) add_inflight(s, b, j, -pk->size);
         if (p->recovery == MPS_REC_RTO) p->rto_streak = 0; /* it is 0 outside RTO recovery */
     }
     /* 2 */
     if (b >= 0) {
         mps_block *k = &s->blk[b];
-        const int32_t g = k->piece_off + pk.piece;
+        const int32_t g = k->piece_off + pk->piece;
         const uint8_t pst = s->piece_state[g];
         if (pst != MPS_PIECE_ACKED) {
             if (pst == MPS_PIECE_LOST && (!(k->flags & MPS_BLK_CANCELLED) || s->receiver == MPS_RECEIVER_IN_ORDER))
-                k->lost_pending_bytes -= pk.size;
+                k->lost_pending_bytes -= pk->size;
             s->piece_state[g] = MPS_PIECE_ACKED;
             if (pst == MPS_PIECE_OUT) {
                 s->pieces_out--;
                 out_floor_leave(s, b, g);
             }
-            k->acked_bytes += pk.size;
+            k->acked_bytes += pk->size;
             if (k->acked_bytes == k->size_bytes) k->flags |= MPS_BLK_ACKED;
             update_sendable(s, b);
         }
-        if (s->receiver == MPS_RECEIVER_IN_ORDER && pk.data_ack > s->data_acked) {
-            s->data_acked = pk.data_ack;
+        if (s->receiver == MPS_RECEIVER_IN_ORDER && pk->data_ack > s->data_acked) {
+            s->data_acked = pk->data_ack;
             update_window(s);
         }
     }
     /* 3: RFC 6298 */
-    const int64_t rtt = t - pk.sent_ns;
+    const int64_t rtt = t - pk->sent_ns;
     const int64_t dev = p->srtt_ns > rtt ? p->srtt_ns - rtt : rtt - p->srtt_ns;
     p->rttvar_ns = (3 * p->rttvar_ns + dev) / 4;
     p->srtt_ns = (7 * p->srtt_ns + rtt) / 8;
@@ -1743,12 +1747,12 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     if (rtt < p->min_rtt_ns) p->min_rtt_ns = rtt;
     if (p->srtt_ns > p->max_srtt_ns) p->max_srtt_ns = p->srtt_ns;
     /* 4: delivery rate */
-    p->delivered += pk.size;
+    p->delivered += pk->size;
     p->delivered_time = t;
-    if (t > pk.snap_time) {
+    if (t > pk->snap_time) {
         /* in 64 unsigned bits where they hold the products (the rate and the sample are
          * at most 2^60, so 7 rate + sample < 2^64), in 128 otherwise: the same values */
-        const int64_t bytes = p->delivered - pk.snap_delivered, span = t - pk.snap_time;
+        const int64_t bytes = p->delivered - pk->snap_delivered, span = t - pk->snap_time;
         const uint64_t cap = UINT64_C(1) << 60;
         uint64_t sample;
         if (bytes <= INT64_MAX / 8000000000) {
@@ -1764,7 +1768,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
     if (p->window_based) {
         /* 5: the 3-duplicate-ACK rule, per packet */
         int64_t q = p->scan_pn > p->oldest_pn ? p->scan_pn : p->oldest_pn;
-        for (; q < pk.pn; q++) {
+        for (; q < pk->pn; q++) {
             mps_rec *h = &p->ring[q & p->ring_mask];
             if (h->state == MPS_REC_OUT) {
                 h->state = MPS_REC_HOLE;
@@ -1772,7 +1776,7 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
             }
         }
         if (r) r->state = MPS_REC_ACKED;
-        if (pk.pn + 1 > p->scan_pn) p->scan_pn = pk.pn + 1;
+        if (pk->pn + 1 > p->scan_pn) p->scan_pn = pk->pn + 1;
         p->ack_count++;
         while (p->oldest_pn < p->next_pn) {
             mps_rec *o = &p->ring[p->oldest_pn & p->ring_mask];
@@ -1787,13 +1791,13 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         }
         /* 6 */
         if (newly) {
-            p->olia_l1 += pk.size;
-            if (p->recovery == MPS_REC_FAST && p->cubic_segments) p->cub_recovery_acked += pk.size; /* 7.8.1 */
+            p->olia_l1 += pk->size;
+            if (p->recovery == MPS_REC_FAST && p->cubic_segments) p->cub_recovery_acked += pk->size; /* 7.8.1 */
             if (p->recovery == MPS_REC_NONE && 2 * inflight_before >= p->cwnd_bytes) {
                 if (p->cwnd_bytes < p->ssthresh && !cc->owns_slow_start) {
-                    p->cwnd_bytes += pk.size < s->mss ? pk.size : s->mss; /* slow start, RFC 5681 eq. (2) */
+                    p->cwnd_bytes += pk->size < s->mss ? pk->size : s->mss; /* slow start, RFC 5681 eq. (2) */
                 } else {
-                    cc->on_ack(s, j, pk.size, pk.pn, rtt, t);
+                    cc->on_ack(s, j, pk->size, pk->pn, rtt, t);
                 }
             }
         }
@@ -1802,16 +1806,16 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
         pop_resolved(p);
     }
     /* 7 */
-    if (p->recovery != MPS_REC_NONE && pk.pn > p->recover_pn) {
+    if (p->recovery != MPS_REC_NONE && pk->pn > p->recover_pn) {
         const int fast = p->recovery == MPS_REC_FAST;
         if (fast && p->prr) p->cwnd_bytes = p->ssthresh; /* RFC 6937: the end */
         p->recovery = MPS_REC_NONE;
         /* 7.8.1: the cumulative acknowledgement that ends a TCP recovery covers every
          * segment acknowledged during it, and Linux and ns-3 pass them all to Cubic */
         if (fast && p->cubic_segments && p->cc == MPS_CC_CUBIC && 2 * inflight_before >= p->cwnd_bytes)
-            cc->on_ack(s, j, p->cub_recovery_acked, pk.pn, rtt, t);
+            cc->on_ack(s, j, p->cub_recovery_acked, pk->pn, rtt, t);
     } else if (p->recovery == MPS_REC_FAST && p->prr) {
-        prr_on_ack(s, p, newly ? pk.size : 0, p->fast_recoveries != recoveries_before);
+        prr_on_ack(s, p, newly ? pk->size : 0, p->fast_recoveries != recoveries_before);
     }
     /* 8 */
     if (p->window_based) {
