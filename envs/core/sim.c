@@ -62,6 +62,8 @@ static inline void fifo_clear(mps_fifo *f) {
 static inline int64_t fifo_count(const mps_fifo *f) { return f->tail - f->head; }
 static inline mps_pkt *fifo_front(const mps_fifo *f) { return &f->buf[f->head & (f->cap - 1)]; }
 
+/* The popped slot keeps its packet until its lane is pushed again: an event reads the
+ * packet it pops in place, and pushes it or its answer onto other lanes only. */
 static inline void fifo_pop(mps_fifo *f) {
     f->head++;
     f->head_t = f->head < f->tail ? fifo_front(f)->t : MPS_NEVER;
