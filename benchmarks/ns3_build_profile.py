@@ -60,7 +60,7 @@ CASES = [Ns3Case(cc="newreno", rate_mbps=10, rtt_ms=80, loss=0.001, queue_bdp=1.
          Ns3Case(cc="newreno", rate_mbps=2, rtt_ms=20, loss=0.001, queue_bdp=2.0, seconds=30.0)]
 WHEEL_STANDARD = "-std=c++20"  # the wheel (3.44) names no standard in its targets; its headers need C++20
 PROFILE_DEFINITIONS = ("NS3_BUILD_PROFILE_DEBUG", "NS3_BUILD_PROFILE_RELEASE", "NS3_BUILD_PROFILE_OPTIMIZED",
-                     "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE")
+                       "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE")
 
 
 def run_checked(command: list[str], what: str) -> str:

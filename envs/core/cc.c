@@ -130,8 +130,8 @@ static void cubic_segments_on_ack(mps_sim *s, mps_path *p, int64_t acked, int64_
     if (d > 1000000000) d = 1000000000;
     /* C |t - K|^3 segments, truncated: in 64 unsigned bits while 4 d^3 < 2^64, the same value */
     const uint64_t ten19 = UINT64_C(10000000000000000000);
-    const int64_t delta = d < CUBE_64_LIMIT ? (int64_t)(4 * (uint64_t)d * (uint64_t)d * (uint64_t)d / ten19)
-                                            : (int64_t)(4 * (__int128)d * d * d / ten19);
+    const int64_t delta = d <= CUBE_64_LIMIT ? (int64_t)(4 * (uint64_t)d * (uint64_t)d * (uint64_t)d / ten19)
+                                             : (int64_t)(4 * (__int128)d * d * d / ten19);
     const int64_t target = t_us < p->cub_k_us ? p->cub_origin - delta : p->cub_origin + delta;
     int64_t cnt = target > seg ? seg / (target - seg) : 100 * seg;
     if (p->cub_w_max == 0 && cnt > 20) cnt = 20; /* no loss yet: at least 1 segment per 20 */
