@@ -130,6 +130,10 @@ def _use_core(path: str) -> None:
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     sys.modules["mpsched.envs._core"] = module
+    from mpsched.envs import _core
+
+    if _core.__file__ != path:
+        raise RuntimeError(f"mpsched.envs._core is {_core.__file__}, not the build under test {path}")
 
 
 def _timed_cases() -> list[Any]:
