@@ -41,9 +41,12 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "envs" / "core"
@@ -144,14 +147,11 @@ def _timed_cases() -> list[Any]:
 
 def _suite_runs() -> list[tuple[str, Any, Any]]:
     """(label, episode, policy): each group's first quick suite episode with each native twin."""
+    from mpsched import baselines
     from mpsched.envs import build_episode, registry
     from mpsched.experiments.suite import load_suite, names
 
-    twins = []
-    for id in registry.ids("baseline"):
-        policy = registry.make(id)
-        if getattr(policy, "use_native", False) and getattr(policy, "native", None):
-            twins.append((id, policy))
+    twins = [(id, registry.make(id)) for id, cls in baselines.REGISTRY.items() if cls.native]
     runs = []
     for suite in names():
         for group in load_suite(suite, quick=True).groups:
@@ -173,6 +173,7 @@ def _fingerprint(sim: Any) -> str:
 
 def _work(task: str, args: list[str]) -> Any:
     from mpsched.envs.simulate import drive
+    from mpsched.experiments.ns3 import MSS_BYTES
 
     if task == "check":
         answer = {}
@@ -194,10 +195,6 @@ def _work(task: str, args: list[str]) -> Any:
                 drive(episode.make_sim(), policy)
         return {}
     if task == "time":
-        import time
-
-        import numpy as np
-
         runs, answer = int(args[0]), {}
         for label, episode in _timed_cases():
             walls = []
@@ -206,7 +203,7 @@ def _work(task: str, args: list[str]) -> Any:
                 begin = time.perf_counter()
                 sim.run("minrtt", ())
                 walls.append(time.perf_counter() - begin)
-            packets = float(np.asarray(sim.view("delivered_bytes")).sum()) / 1448
+            packets = float(np.asarray(sim.view("delivered_bytes")).sum()) / MSS_BYTES
             answer[label] = statistics.median(walls) / packets * 1e9
         return answer
     raise ValueError(f"unknown task {task!r}")
