@@ -11,17 +11,25 @@ symbols). This benchmark compiles ``envs/core`` again, outside the package, as e
   ``-fprofile-use``) of the very runs it is then timed on, which is the most a profile can give;
 - ``pgo-suites``: ``-O3`` guided by a profile of other runs: every baseline with a native
   twin on the first episode of each group of the built-in suites (quick), none of them a
-  timed run.
+  timed run;
+- ``fixed-shape``: setup.py's flags on a copy of the sources in which every read of a
+  configuration field that all the timed runs share (:data:`FIXED_SHAPE`: one window-based
+  path on one link, no cross traffic, i.i.d. loss, no delay dynamics, ...) is the constant
+  it holds in them, so the compiler drops every branch and loop those runs never take:
+  what a core specialised for this one configuration gains from its compiler, and a build
+  valid for these runs only;
+- ``fixed-shape pgo-timed``: the same sources, profile-guided as ``pgo-timed``.
 
 Each build is loaded in a worker process in place of ``mpsched.envs._core``. Every build
 first runs the check set (each timed case, and each suite episode with every native
-twin) and must give the reference build's outputs bit for bit: every view the core
-exports and its counters. Then, round by round and every build in turn within a round,
-each build times each case of the quick ns-3 grid (``mpsched validate --against ns3
---quick``: 12 bulk flows of 20 s): ns per packet is the median wall time of ``Sim.run`` over
-the runs of a round divided by the packets delivered. It prints per build the median over
-the cases (each case's median over rounds) and its ratio to the reference, and per case
-the ratio. Needs GCC; the five builds take about a minute on two cores.
+twin; a fixed-shape build the timed cases alone) and must give the reference build's
+outputs bit for bit: every view the core exports and its counters. Then, round by round
+and every build in turn within a round, each build times each case of the quick ns-3
+grid (``mpsched validate --against ns3 --quick``: 12 bulk flows of 20 s): ns per packet
+is the median wall time of ``Sim.run`` over the runs of a round divided by the packets
+delivered. It prints per build the median over the cases (each case's median over
+rounds) and its ratio to the reference, and per case the ratio. Needs GCC; the seven
+builds take about two minutes on two cores.
 
     python benchmarks/core_build_options.py [--rounds 3] [--runs 20] [--json]
 """
@@ -35,7 +43,9 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -51,14 +61,55 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "envs" / "core"
 REFERENCE = "setup.py"
-# each build's extra options: (compile and link, profile training set or None)
-BUILDS: dict[str, tuple[list[str], str | None]] = {
-    REFERENCE: ([], None),
-    "-O3": (["-O3"], None),
-    "-O3 -flto": (["-O3", "-flto=auto"], None),
-    "pgo-timed": (["-O3"], "timed"),
-    "pgo-suites": (["-O3"], "suites"),
+# each build's extra options: (compile and link, profile training set or None, whether
+# its sources are the fixed-shape copy)
+BUILDS: dict[str, tuple[list[str], str | None, bool]] = {
+    REFERENCE: ([], None, False),
+    "-O3": (["-O3"], None, False),
+    "-O3 -flto": (["-O3", "-flto=auto"], None, False),
+    "pgo-timed": (["-O3"], "timed", False),
+    "pgo-suites": (["-O3"], "suites", False),
+    "fixed-shape": ([], None, True),
+    "fixed-shape pgo-timed": (["-O3"], "timed", True),
 }
+# What every timed run's configuration holds (experiments/ns3.py's mpsched_scenario: one
+# path and its link, a bulk block, block receiver), as the core's sources read it. A wrong
+# value here makes the fixed-shape builds fail their check.
+FIXED_SHAPE: dict[str, str] = {
+    "s->n_subflows": "1", "s->n_paths": "1", "s->n_links": "1", "s->n_cross": "0",
+    "s->copies": "0", "s->stream_seq": "0", "s->receiver": "MPS_RECEIVER_BLOCK",
+    "s->track_remaining": "0", "s->track_flight": "0", "s->drop_expired": "0", "s->starts_pending": "0",
+    "p->dynamics": "0", "p->window_based": "1", "p->gated": "0", "p->loss_model": "MPS_LOSS_IID",
+    "k->bw_cycle_ns": "0",
+}
+
+
+def fix_shape(source: str, fields: dict[str, str] = FIXED_SHAPE) -> tuple[str, dict[str, int]]:
+    """``source`` with every read of each field in ``fields`` replaced by its value, and the
+    number of reads replaced per field. A write (``=``, a compound assignment, ``++`` or
+    ``--`` after it) and an address (``&field``) stay as they are."""
+    counts = {}
+    for field, value in fields.items():
+        read = re.compile(r"(?<![\w.>])(?<!(?<!&)&)" + re.escape(field)
+                          + r"\b(?!\s*(?:[-+*/%|&^]|<<|>>)?=(?!=)|\s*(?:\+\+|--))")
+        source, counts[field] = read.subn(f"({value})", source)
+    return source, counts
+
+
+def fixed_shape_sources(folder: Path) -> dict[str, int]:
+    """Copies envs/core to ``folder`` with :func:`fix_shape` applied to every file; the reads
+    replaced per field. A field with none (renamed in the core) is an error."""
+    shutil.copytree(CORE, folder)
+    replaced = dict.fromkeys(FIXED_SHAPE, 0)
+    for path in [*folder.rglob("*.c"), *folder.rglob("*.h")]:
+        text, counts = fix_shape(path.read_text())
+        path.write_text(text)
+        for field, count in counts.items():
+            replaced[field] += count
+    unread = [field for field, count in replaced.items() if count == 0]
+    if unread:
+        raise RuntimeError(f"no read of {', '.join(unread)} found under {CORE}")
+    return replaced
 
 
 def setup_compile_args() -> list[str]:
@@ -72,16 +123,16 @@ def setup_compile_args() -> list[str]:
     raise RuntimeError("setup.py: no Extension(..., extra_compile_args=[...]) found")
 
 
-def compile_core(out: Path, objects: Path, extra: list[str], jobs: int) -> None:
-    """Compiles every source under envs/core into ``objects`` and links the extension
+def compile_core(out: Path, objects: Path, extra: list[str], jobs: int, core: Path = CORE) -> None:
+    """Compiles every source under ``core`` (envs/core) into ``objects`` and links the extension
     ``out``, with the interpreter's flags, setup.py's and then ``extra``, as setuptools does."""
     cc = shlex.split(sysconfig.get_config_var("CC") or "gcc")
     flags = [*shlex.split(sysconfig.get_config_var("CFLAGS") or ""),
              *shlex.split(sysconfig.get_config_var("CCSHARED") or ""),
-             f"-I{CORE}", f"-I{sysconfig.get_paths()['include']}"]
+             f"-I{core}", f"-I{sysconfig.get_paths()['include']}"]
     setup_args = setup_compile_args()
-    sources = sorted(CORE.rglob("*.c"))
-    targets = [objects / source.relative_to(CORE).with_suffix(".o") for source in sources]
+    sources = sorted(core.rglob("*.c"))
+    targets = [objects / source.relative_to(core).with_suffix(".o") for source in sources]
 
     def one(pair: tuple[Path, Path]) -> None:
         source, target = pair
@@ -98,19 +149,22 @@ def compile_core(out: Path, objects: Path, extra: list[str], jobs: int) -> None:
 
 def build(name: str, work: Path, jobs: int) -> Path:
     """The extension file of one build of :data:`BUILDS` (a profile-guided one trains first)."""
-    extra, training = BUILDS[name]
+    extra, training, fixed = BUILDS[name]
     folder = work / name.replace(" ", "_").lstrip("-")
     out = folder / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
+    core = folder / "src" if fixed else CORE
+    if fixed:
+        fixed_shape_sources(core)
     if training is None:
-        compile_core(out, folder / "obj", extra, jobs)
+        compile_core(out, folder / "obj", extra, jobs, core)
         return out
     counts = folder / "counts"
     compile_core(out, folder / "obj", [*extra, "-fprofile-generate", f"-fprofile-dir={counts}",
-                                       "-fprofile-update=single"], jobs)
+                                       "-fprofile-update=single"], jobs, core)
     worker(out, "train", training)
     # the same object paths: GCC finds an object's counts by its path
     compile_core(out, folder / "obj", [*extra, "-fprofile-use", f"-fprofile-dir={counts}", "-fprofile-partial-training",
-                                       "-Wno-missing-profile"], jobs)
+                                       "-Wno-missing-profile"], jobs, core)
     return out
 
 
@@ -175,13 +229,13 @@ def _work(task: str, args: list[str]) -> Any:
     from mpsched.envs.simulate import drive
     from mpsched.experiments.ns3 import MSS_BYTES
 
-    if task == "check":
+    if task in ("check", "check-timed"):
         answer = {}
         for label, episode in _timed_cases():
             sim = episode.make_sim()
             sim.run("minrtt", ())
             answer[label] = _fingerprint(sim)
-        for label, episode, policy in _suite_runs():
+        for label, episode, policy in _suite_runs() if task == "check" else []:
             sim = episode.make_sim()
             drive(sim, policy)
             answer[label] = _fingerprint(sim)
@@ -215,7 +269,7 @@ def _work(task: str, args: list[str]) -> Any:
 def measure(rounds: int, runs: int, jobs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="mpsched-build-options-") as tmp:
         cores = {name: build(name, Path(tmp), jobs) for name in BUILDS}
-        checks = {name: worker(core, "check") for name, core in cores.items()}
+        checks = {name: worker(core, "check-timed" if BUILDS[name][2] else "check") for name, core in cores.items()}
         differing = {name: sorted(k for k, v in check.items() if checks[REFERENCE].get(k) != v)
                      for name, check in checks.items()}
         samples: dict[str, dict[str, list[float]]] = {name: {} for name in cores}
@@ -226,7 +280,7 @@ def measure(rounds: int, runs: int, jobs: int) -> dict[str, Any]:
     per_case = {name: {label: statistics.median(v) for label, v in cases.items()} for name, cases in samples.items()}
     reference = per_case[REFERENCE]
     return {
-        "runs_checked": len(checks[REFERENCE]), "differing_runs": differing,
+        "runs_checked": {name: len(check) for name, check in checks.items()}, "differing_runs": differing,
         "median_ns_per_packet": {name: statistics.median(c.values()) for name, c in per_case.items()},
         "median_time_ratio": {name: statistics.median(c[k] / reference[k] for k in c) for name, c in per_case.items()},
         "ns_per_packet": per_case, "rounds": rounds, "runs": runs,
@@ -249,18 +303,20 @@ def main() -> None:
     if options.json:
         print(json.dumps(result, indent=1))
         return
-    print(f"{result['runs_checked']} runs checked in every build; differing from {REFERENCE}'s outputs:")
+    print(f"runs checked, and of them differing from {REFERENCE}'s outputs:")
     for name, labels in result["differing_runs"].items():
-        print(f"  {name:<12} {len(labels)}" + (f" ({', '.join(labels[:3])}...)" if labels else ""))
+        print(f"  {name:<22} {result['runs_checked'][name]:>5} {len(labels):>5}"
+              + (f" ({', '.join(labels[:3])}...)" if labels else ""))
     cases = len(result["ns_per_packet"][REFERENCE])
-    print(f"\n{'build':<12}{'ns/packet':>11}{'time / ' + REFERENCE:>18}   (median over the {cases} cases)")
+    print(f"\n{'build':<22}{'ns/packet':>11}{'time / ' + REFERENCE:>18}   (median over the {cases} cases)")
     for name in BUILDS:
-        print(f"{name:<12}{result['median_ns_per_packet'][name]:>11.1f}{result['median_time_ratio'][name]:>18.3f}")
+        print(f"{name:<22}{result['median_ns_per_packet'][name]:>11.1f}{result['median_time_ratio'][name]:>18.3f}")
+    widths = {name: max(12, len(name) + 2) for name in BUILDS if name != REFERENCE}
     print(f"\nper case, time / {REFERENCE}'s:")
     for label, ns in result["ns_per_packet"][REFERENCE].items():
-        ratios = "".join(f"{result['ns_per_packet'][name][label] / ns:>12.3f}" for name in BUILDS if name != REFERENCE)
+        ratios = "".join(f"{result['ns_per_packet'][name][label] / ns:>{width}.3f}" for name, width in widths.items())
         print(f"  {label:<50}{ns:>7.1f} ns{ratios}")
-    print(f"  {'':<50}{'':>10}" + "".join(f"{name:>12}" for name in BUILDS if name != REFERENCE))
+    print(f"  {'':<50}{'':>10}" + "".join(f"{name:>{width}}" for name, width in widths.items()))
 
 
 if __name__ == "__main__":
