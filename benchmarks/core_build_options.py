@@ -88,7 +88,7 @@ def fix_shape(source: str, fields: dict[str, str] = FIXED_SHAPE) -> tuple[str, d
     """``source`` with every read of each field in ``fields`` replaced by its value, and the
     number of reads replaced per field. A write (``=``, a compound assignment, ``++`` or
     ``--`` after it) and an address (``&field``) stay as they are."""
-    counts = {}
+    counts: dict[str, int] = {}
     for field, value in fields.items():
         read = re.compile(r"(?<![\w.>])(?<!(?<!&)&)" + re.escape(field)
                           + r"\b(?!\s*(?:[-+*/%|&^]|<<|>>)?=(?!=)|\s*(?:\+\+|--))")
