@@ -54,23 +54,32 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "envs" / "core"
 REFERENCE = "setup.py"
-# each build's extra options: (compile and link, profile training set or None, whether
-# its sources are the fixed-shape copy)
-BUILDS: dict[str, tuple[list[str], str | None, bool]] = {
-    REFERENCE: ([], None, False),
-    "-O3": (["-O3"], None, False),
-    "-O3 -flto": (["-O3", "-flto=auto"], None, False),
-    "pgo-timed": (["-O3"], "timed", False),
-    "pgo-suites": (["-O3"], "suites", False),
-    "fixed-shape": ([], None, True),
-    "fixed-shape pgo-timed": (["-O3"], "timed", True),
+
+
+class Build(NamedTuple):
+    """How one build is made: options for compiling and linking, the profile's training set
+    (None: no profile), and whether it compiles the fixed-shape copy of the sources."""
+
+    extra: list[str]
+    training: str | None = None
+    fixed_shape: bool = False
+
+
+BUILDS: dict[str, Build] = {
+    REFERENCE: Build([]),
+    "-O3": Build(["-O3"]),
+    "-O3 -flto": Build(["-O3", "-flto=auto"]),
+    "pgo-timed": Build(["-O3"], "timed"),
+    "pgo-suites": Build(["-O3"], "suites"),
+    "fixed-shape": Build([], fixed_shape=True),
+    "fixed-shape pgo-timed": Build(["-O3"], "timed", fixed_shape=True),
 }
 # What every timed run's configuration holds (experiments/ns3.py's mpsched_scenario: one
 # path and its link, a bulk block, block receiver), as the core's sources read it. A wrong
@@ -149,11 +158,12 @@ def compile_core(out: Path, objects: Path, extra: list[str], jobs: int, core: Pa
 
 def build(name: str, work: Path, jobs: int) -> Path:
     """The extension file of one build of :data:`BUILDS` (a profile-guided one trains first)."""
-    extra, training, fixed = BUILDS[name]
+    extra, training, fixed_shape = BUILDS[name]
     folder = work / name.replace(" ", "_").lstrip("-")
     out = folder / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
-    core = folder / "src" if fixed else CORE
-    if fixed:
+    core = CORE
+    if fixed_shape:
+        core = folder / "src"
         fixed_shape_sources(core)
     if training is None:
         compile_core(out, folder / "obj", extra, jobs, core)
@@ -269,7 +279,8 @@ def _work(task: str, args: list[str]) -> Any:
 def measure(rounds: int, runs: int, jobs: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="mpsched-build-options-") as tmp:
         cores = {name: build(name, Path(tmp), jobs) for name in BUILDS}
-        checks = {name: worker(core, "check-timed" if BUILDS[name][2] else "check") for name, core in cores.items()}
+        checks = {name: worker(core, "check-timed" if BUILDS[name].fixed_shape else "check")
+                  for name, core in cores.items()}
         differing = {name: sorted(k for k, v in check.items() if checks[REFERENCE].get(k) != v)
                      for name, check in checks.items()}
         samples: dict[str, dict[str, list[float]]] = {name: {} for name in cores}
