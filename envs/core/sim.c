@@ -33,8 +33,10 @@ static inline int32_t piece_count(const mps_sim *s, const mps_block *k) {
 }
 
 static inline int32_t piece_size(const mps_sim *s, const mps_block *k, int32_t i) {
-    const int32_t n = piece_count(s, k);
-    return i < n - 1 ? s->mss : (int32_t)(k->size_bytes - (int64_t)(n - 1) * s->mss);
+    /* i < piece_count - 1 exactly when piece i + 1 starts inside the block: no division
+     * but for the last piece */
+    if ((int64_t)(i + 1) * s->mss < k->size_bytes) return s->mss;
+    return (int32_t)(k->size_bytes - (int64_t)(piece_count(s, k) - 1) * s->mss);
 }
 
 /* Offset of the end of piece i within its block. */
@@ -90,12 +92,24 @@ static int fifo_grow(mps_sim *s, mps_fifo *f) {
     return 0;
 }
 
-static inline int fifo_push(mps_sim *s, mps_fifo *f, const mps_pkt *p) {
-    if (fifo_count(f) == f->cap && fifo_grow(s, f) != 0) return -1;
-    if (f->head == f->tail) f->head_t = p->t;
-    f->buf[f->tail & (f->cap - 1)] = *p;
-    f->tail++;
-    return 0;
+/* A new slot at the tail of lane f for a packet of time t, which the caller fills; NULL
+ * when memory runs out. */
+static inline mps_pkt *fifo_slot(mps_sim *s, mps_fifo *f, int64_t t) {
+    if (fifo_count(f) == f->cap && fifo_grow(s, f) != 0) return NULL;
+    if (f->head == f->tail) f->head_t = t;
+    return &f->buf[f->tail++ & (f->cap - 1)];
+}
+
+/* Appends a copy of *p with time t to lane f; returns the copy, NULL when memory runs out.
+ * The time is written to the copy, not to *p: a store to *p just before the copy would be
+ * read back by the copy's wider loads, which wait for it. */
+static inline mps_pkt *fifo_push(mps_sim *s, mps_fifo *f, const mps_pkt *p, int64_t t) {
+    mps_pkt *q = fifo_slot(s, f, t);
+    if (q) {
+        *q = *p;
+        q->t = t;
+    }
+    return q;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -998,9 +1012,9 @@ int mps_track_remaining(mps_sim *s) {
     return 0;
 }
 
-/* Puts block b in the flying list or takes it out (sim.h). */
+/* Puts block b in the flying list or takes it out (sim.h); the list is kept only while
+ * track_remaining is on. */
 static void update_flying(mps_sim *s, int32_t b) {
-    if (!s->track_remaining) return;
     const int P = s->n_paths;
     const int64_t *inflight = s->blk_inflight + (int64_t)b * P;
     const uint64_t bit = UINT64_C(1) << (b & 63);
@@ -1050,7 +1064,7 @@ int32_t mps_flight_rank_floor(mps_sim *s) {
 /* Block b's bytes in flight on path j change by delta. */
 static void add_inflight(mps_sim *s, int32_t b, int j, int64_t delta) {
     s->blk_inflight[(int64_t)b * s->n_paths + j] += delta;
-    update_flying(s, b);
+    if (s->track_remaining) update_flying(s, b);
     if (s->track_flight) update_flight(s, b);
 }
 
@@ -1090,8 +1104,10 @@ static void update_sendable(mps_sim *s, int32_t b) {
         k->flags = (f & ~MPS_BLK_IN_SETS) | want;
     }
     s->blk_counted[b] = remaining;
-    if (s->track_remaining) rem_heap_update(s, b, want_new || want_lost);
-    update_flying(s, b);
+    if (s->track_remaining) {
+        rem_heap_update(s, b, want_new || want_lost);
+        update_flying(s, b);
+    }
 }
 
 /* 7: the receive window after conn_next_dsn or data_acked changed. With the stream
@@ -1176,8 +1192,8 @@ static inline void seg_locate(const mps_link *k, mps_seg *c, int64_t t) {
     if (t >= seg_end(k, c)) seg_advance(k, c, t);
 }
 
-static int64_t service_end(mps_link *k, int64_t t0, int64_t wire_bytes) {
-    int64_t work = 8 * wire_bytes * INT64_C(1000000000);
+/* service_end through a bandwidth schedule, segment by segment. */
+static int64_t service_walk(mps_link *k, int64_t t0, int64_t work) {
     int64_t t = t0;
     if (k->bw_cycle_ns > 0 && k->cycle_work == 0) return MPS_NEVER; /* zero rate forever */
     for (;;) {
@@ -1204,23 +1220,38 @@ static int64_t service_end(mps_link *k, int64_t t0, int64_t wire_bytes) {
     }
 }
 
+/* When a packet of wire_bytes whose service starts at t0 leaves link k. */
+static inline int64_t service_end(mps_link *k, int64_t t0, int64_t wire_bytes) {
+    const int64_t work = 8 * wire_bytes * INT64_C(1000000000);
+    if (k->bw_n == 1 && k->bw_cycle_ns == 0) { /* one rate for ever: the walk in one step */
+        const int64_t r = k->bw_rate_bps[0];
+        return r > 0 ? t0 + (work + r - 1) / r : MPS_NEVER;
+    }
+    return service_walk(k, t0, work);
+}
+
 /* ------------------------------------------------------------------------- */
 /* Links and loss (4)                                                        */
 /* ------------------------------------------------------------------------- */
 
-static void link_enqueue(mps_sim *s, mps_path *p, const mps_pkt *pk) {
+/* A slot at the tail of the queue of p's link for a packet of size bytes, which the
+ * caller fills (in place: see fifo_push); NULL when the queue is full (the packet is
+ * dropped) or memory runs out. */
+static mps_pkt *link_enqueue(mps_sim *s, mps_path *p, int32_t size) {
     mps_link *k = &s->links[p->link];
-    const int64_t wire = (int64_t)pk->size + s->header;
+    const int64_t wire = (int64_t)size + s->header;
+    mps_pkt *slot = NULL;
     if (k->done_ns == MPS_NEVER && fifo_count(&k->queue) == 0) {
-        if (fifo_push(s, &k->queue, pk) != 0) return;
+        if (!(slot = fifo_slot(s, &k->queue, 0))) return NULL;
         k->done_ns = service_end(k, s->now, wire);
     } else if (k->waiting_bytes + wire <= k->queue_bytes) {
-        if (fifo_push(s, &k->queue, pk) != 0) return;
+        if (!(slot = fifo_slot(s, &k->queue, 0))) return NULL;
         k->waiting_bytes += wire;
     } else {
         p->queue_drops++;
-        p->dropped_bytes += pk->size;
+        p->dropped_bytes += size;
     }
+    return slot;
 }
 
 static inline int draw_below(mps_path *p, uint64_t threshold) { return (mps_rng_next(p->rng) >> 11) < threshold; }
@@ -1250,11 +1281,6 @@ static inline int64_t in_order(const mps_fifo *f, int64_t t) {
         if (t < last) return last;
     }
     return t;
-}
-
-static inline void push_at(mps_sim *s, mps_fifo *f, mps_pkt *pk, int64_t t) {
-    pk->t = t;
-    fifo_push(s, f, pk);
 }
 
 /* Whether the subflow is down at some moment of [from, to] (4, 6). */
@@ -1288,25 +1314,26 @@ static void leave_link_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t, 
     if (lost || down) {
         p->dropped_bytes += pk->size;
         if (!p->window_based) { /* 7.6: negative acknowledgement */
-            pk->nack = 1;
-            push_at(s, &p->nackq, pk, in_order(&p->nackq, t + fwd + rev));
+            mps_pkt *nack = fifo_push(s, &p->nackq, pk, in_order(&p->nackq, t + fwd + rev));
+            if (nack) nack->nack = 1;
         }
     } else {
-        push_at(s, &p->recvq, pk, arrive);
+        fifo_push(s, &p->recvq, pk, arrive);
     }
 }
 
 /* The way back of the acknowledgement pk that leaves the receiver at t, for a subflow with
- * delay dynamics, outages or a reverse bottleneck (6). */
-static void ack_back_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t) {
+ * delay dynamics, outages or a reverse bottleneck (6); returns it in the acknowledgement
+ * lane, NULL when it is lost. */
+static mps_pkt *ack_back_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t) {
     int64_t wire = t; /* when it leaves the reverse bottleneck */
     if (p->rev_service_ns) {
-        if (p->rev_free_ns > s->end_ns) return; /* it would reach the sender after the horizon */
+        if (p->rev_free_ns > s->end_ns) return NULL; /* it would reach the sender after the horizon */
         if (p->rev_free_ns > t) { /* busy: ceil((free - t) / service) in the server, one in service */
             const int64_t waiting = (p->rev_free_ns - t + p->rev_service_ns - 1) / p->rev_service_ns - 1;
             if (waiting + 1 > p->rev_queue_bytes / p->ack_bytes) { /* (waiting + 1) * ack_bytes > queue */
                 p->ack_queue_drops++;
-                return;
+                return NULL;
             }
             wire = p->rev_free_ns;
         }
@@ -1318,13 +1345,13 @@ static void ack_back_dynamic(mps_sim *s, mps_path *p, mps_pkt *pk, int64_t t) {
     const int64_t back = in_order(&p->ackq, wire + rev + jitter_draw(p, p->rev_jitter_ns));
     if (p->ack_loss_threshold && (mps_rng_next(p->ack_rng) >> 11) < p->ack_loss_threshold) { /* lost at random */
         p->ack_losses++;
-        return;
+        return NULL;
     }
     if (p->window_based && p->down_n && down_during(p, t, back)) { /* lost to an outage */
         p->outage_ack_losses++;
-        return;
+        return NULL;
     }
-    push_at(s, &p->ackq, pk, back);
+    return fifo_push(s, &p->ackq, pk, back);
 }
 
 static int busy_link(const mps_link *k) { return k->done_ns != MPS_NEVER || fifo_count(&k->queue) > 0; }
@@ -1343,11 +1370,11 @@ static void on_link_done(mps_sim *s, int l, int64_t t) {
         p->random_losses++;
         p->dropped_bytes += pk->size;
         if (!p->window_based) { /* 7.6: negative acknowledgement */
-            pk->nack = 1;
-            push_at(s, &p->nackq, pk, t + p->fwd_delay_ns + p->rev_delay_ns);
+            mps_pkt *nack = fifo_push(s, &p->nackq, pk, t + p->fwd_delay_ns + p->rev_delay_ns);
+            if (nack) nack->nack = 1;
         }
     } else {
-        push_at(s, &p->recvq, pk, t + p->fwd_delay_ns);
+        fifo_push(s, &p->recvq, pk, t + p->fwd_delay_ns);
     }
     if (fifo_count(&k->queue) > 0) {
         const int64_t wire = (int64_t)fifo_front(&k->queue)->size + s->header;
@@ -1427,12 +1454,9 @@ static void on_receive(mps_sim *s, mps_path *p, int64_t t) {
                 deliver_in_order(s, t);
             }
         }
-        pk->data_ack = s->rcv_nxt;
     }
-    if (p->dynamics)
-        ack_back_dynamic(s, p, pk, t);
-    else
-        push_at(s, &p->ackq, pk, t + p->rev_delay_ns);
+    mps_pkt *ack = p->dynamics ? ack_back_dynamic(s, p, pk, t) : fifo_push(s, &p->ackq, pk, t + p->rev_delay_ns);
+    if (ack && b >= 0) ack->data_ack = s->rcv_nxt; /* on the copy, as fifo_push writes the time */
 }
 
 /* ------------------------------------------------------------------------- */
@@ -1576,26 +1600,26 @@ static void transmit(mps_sim *s, int j, int32_t b, int32_t piece, int32_t size, 
     r->size = size;
     r->hole_since = 0;
 
-    mps_pkt pk;
-    pk.t = 0;
-    pk.pn = pn;
-    pk.sent_ns = now;
-    pk.snap_delivered = p->delivered;
-    pk.snap_time = inflight_was == 0 ? now : p->delivered_time;
-    pk.data_ack = 0;
-    pk.block = b;
-    pk.piece = piece;
-    pk.size = size;
-    pk.subflow = (int16_t)j;
-    pk.nack = 0;
-
+    const int64_t snap_time = inflight_was == 0 ? now : p->delivered_time;
     p->packets_sent++;
     p->bytes_sent += size;
     if (p->recovery == MPS_REC_FAST) p->prr_out += size;
     p->retransmissions += retransmission;
     p->last_send_ns = now;
     if (p->window_based && p->rto_deadline == MPS_NEVER) p->rto_deadline = now + p->rto_ns;
-    link_enqueue(s, p, &pk);
+    mps_pkt *pk = link_enqueue(s, p, size);
+    if (!pk) return;
+    pk->t = 0;
+    pk->pn = pn;
+    pk->sent_ns = now;
+    pk->snap_delivered = p->delivered;
+    pk->snap_time = snap_time;
+    pk->data_ack = 0;
+    pk->block = b;
+    pk->piece = piece;
+    pk->size = size;
+    pk->subflow = (int16_t)j;
+    pk->nack = 0;
 }
 
 /* 7.1 */
@@ -1733,7 +1757,10 @@ static void on_ack(mps_sim *s, int j, int64_t t) {
             }
             k->acked_bytes += pk->size;
             if (k->acked_bytes == k->size_bytes) k->flags |= MPS_BLK_ACKED;
-            update_sendable(s, b);
+            /* a piece that was OUT leaves the block's sets and counts as they were: what
+             * they depend on (its unsent and lost bytes, arrival, cancel, the window) has
+             * not changed since the last update_sendable(b) */
+            if (pst != MPS_PIECE_OUT) update_sendable(s, b);
         }
         if (s->receiver == MPS_RECEIVER_IN_ORDER && pk->data_ack > s->data_acked) {
             s->data_acked = pk->data_ack;
