@@ -1887,18 +1887,31 @@ static inline __attribute__((always_inline)) int64_t next_event(mps_sim *s, int 
     int64_t recv_t = MPS_NEVER, ack_t = MPS_NEVER, rto_t = MPS_NEVER;
     int recv_i = -1, ack_i = -1, rto_i = -1;
     const int F = s->n_subflows;
-    for (int j = 0; j < F; j++) {
-        const mps_path *p = &s->paths[j];
-        const int64_t a = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
-        if (p->recvq.head_t < recv_t) recv_t = p->recvq.head_t, recv_i = j;
-        if (a < ack_t) ack_t = a, ack_i = j;
-        if (p->rto_deadline < rto_t) rto_t = p->rto_deadline, rto_i = j;
+    /* the kind and index found when there is no event (MPS_NEVER) are never read */
+    if (F == 1) { /* one subflow: the same minima without the scan */
+        const mps_path *p = &s->paths[0];
+        recv_t = p->recvq.head_t;
+        ack_t = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
+        rto_t = p->rto_deadline;
+        recv_i = ack_i = rto_i = 0;
+    } else {
+        for (int j = 0; j < F; j++) {
+            const mps_path *p = &s->paths[j];
+            const int64_t a = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
+            if (p->recvq.head_t < recv_t) recv_t = p->recvq.head_t, recv_i = j;
+            if (a < ack_t) ack_t = a, ack_i = j;
+            if (p->rto_deadline < rto_t) rto_t = p->rto_deadline, rto_i = j;
+        }
     }
     int64_t best = recv_t;
-    int bc = recv_i >= 0 ? EV_RECV : -1, bi = recv_i;
+    int bc = EV_RECV, bi = recv_i;
     if (ack_t < best) best = ack_t, bc = EV_ACK, bi = ack_i;
-    for (int l = 0; l < s->n_links; l++)
-        if (s->links[l].done_ns < best) best = s->links[l].done_ns, bc = EV_LINK, bi = l;
+    if (s->n_links == 1) {
+        if (s->links[0].done_ns < best) best = s->links[0].done_ns, bc = EV_LINK, bi = 0;
+    } else {
+        for (int l = 0; l < s->n_links; l++)
+            if (s->links[l].done_ns < best) best = s->links[l].done_ns, bc = EV_LINK, bi = l;
+    }
     if (s->n_arrived < s->n_arriving && s->arrival_ns[s->n_arrived] < best)
         best = s->arrival_ns[s->n_arrived], bc = EV_ARRIVAL, bi = -1;
     if (s->starts_pending)
