@@ -1600,7 +1600,6 @@ static void transmit(mps_sim *s, int j, int32_t b, int32_t piece, int32_t size, 
     r->size = size;
     r->hole_since = 0;
 
-    const int64_t snap_time = inflight_was == 0 ? now : p->delivered_time;
     p->packets_sent++;
     p->bytes_sent += size;
     if (p->recovery == MPS_REC_FAST) p->prr_out += size;
@@ -1613,7 +1612,7 @@ static void transmit(mps_sim *s, int j, int32_t b, int32_t piece, int32_t size, 
     pk->pn = pn;
     pk->sent_ns = now;
     pk->snap_delivered = p->delivered;
-    pk->snap_time = snap_time;
+    pk->snap_time = inflight_was == 0 ? now : p->delivered_time;
     pk->data_ack = 0;
     pk->block = b;
     pk->piece = piece;
