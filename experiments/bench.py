@@ -62,7 +62,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -81,7 +80,7 @@ from ..envs.episode import build_episode
 from ..envs.scenario import Scenario, set_path_cc
 from ..envs.simulate import simulate
 from ..envs.vector import MultipathDeadlineVectorEnv
-from . import block_reference
+from . import block_reference, machine
 from .training_bench import format_training, training_comparison
 
 __all__ = ["run_benchmarks", "format_report", "length_scaling", "format_length_scaling"]
@@ -636,7 +635,7 @@ def run_benchmarks(seconds: float = 2.0, vector_sizes: tuple[int, ...] = VECTOR_
         "packets_per_episode_newreno": newreno["packets_per_episode"],
         **{f"packets_per_episode_bulk_{cc}": r["packets_per_episode"] for cc, r in bulk.items()},
         "seconds_per_figure": seconds,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "machine": machine.describe(),
     }
 
 

@@ -133,6 +133,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _validate_against_ns3(args: argparse.Namespace, progress: Any) -> int:
+    from .machine import StealMeter, describe
     from .ns3 import (
         GRID,
         QUICK,
@@ -150,9 +151,11 @@ def _validate_against_ns3(args: argparse.Namespace, progress: Any) -> int:
     if not ns3_available():
         raise MpschedError("--against ns3 needs ns-3's Python bindings: pip install 'mpsched[ns3]' "
                            "(or pip install ns3)")
+    steal = StealMeter().start()
     result = compare(QUICK if args.quick else GRID, progress=progress)
     result["shared"] = compare_shared(SHARED, progress=progress)
     result["steps"] = compare_steps(STEPS, progress=progress)
+    result["machine"], result["cpu_steal"] = describe(), steal.share()
     print(json.dumps(result, indent=2) if args.json else format_comparison(result))
     if args.report:
         command = "mpsched validate --against ns3" + (" --quick" if args.quick else "")

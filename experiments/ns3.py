@@ -1085,6 +1085,8 @@ def format_comparison(result: dict[str, Any]) -> str:
     lines.append(f"goodput error: median |error| {100 * result['median_abs_goodput_error']:.1f} %, worst "
                  f"{100 * result['worst_abs_goodput_error']:.1f} %; mpsched {result['median_speed_ratio']:.0f}x "
                  f"faster than ns-3 in the median case (simulation alone; {TIMED_NS3}, docs/model.md 7.14)")
+    if measured_on := _measured_on(result):
+        lines.append(measured_on)
     if "median_abs_mean_rtt_error" in result:
         lines.append(f"smoothed RTT sampled every {1e3 * SAMPLE_S:g} ms: median |error of the mean| "
                      f"{100 * result['median_abs_mean_rtt_error']:.1f} %, worst "
@@ -1103,6 +1105,21 @@ def format_comparison(result: dict[str, Any]) -> str:
         for r in result["steps"]:
             lines.append(f"{r['label']:<52}{100 * r['error_before']:>+10.1f}%{100 * r['error_after']:>+10.1f}%")
     return "\n".join(lines)
+
+
+def _measured_on(result: dict[str, Any]) -> str:
+    """Where the speed ratios were measured (``result["machine"]``) and the share of the
+    CPU time the hypervisor took during the run (``result["cpu_steal"]``), as a sentence;
+    empty when the result does not say. The ratios depend on the processor: the two
+    simulators' work is not alike."""
+    if not result.get("machine"):
+        return ""
+    sentence = f"Speed measured on {result['machine']}"
+    steal = result.get("cpu_steal")
+    if steal is not None:
+        sentence += (f"; the hypervisor took {100 * steal:.1f} % of the CPU time during the run "
+                     "(steal in /proc/stat)")
+    return sentence + "."
 
 
 def _median_table(rows: list[dict[str, Any]], key: str) -> list[str]:
@@ -1244,7 +1261,7 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
         f"{'met' if within_bounds(result) else 'not met'}.** mpsched is "
         f"{result['median_speed_ratio']:.0f}x faster than ns-3 in the median case (each simulation alone, "
         f"one process), {TIMED_NS3}, which ns-3's `release` and `optimized` profiles leave out (docs/model.md "
-        "7.14 measures what they cost).",
+        "7.14 measures what they cost). " + _measured_on(result),
         "",
         "![Goodput error by loss rate, and mpsched's goodput against ns-3's](figures/errors.png)",
         "",

@@ -11,6 +11,7 @@ from mpsched.envs import scenarios
 from mpsched.envs.episode import build_episode
 from mpsched.experiments import ns3
 from mpsched.experiments.cli import main
+from mpsched.experiments.machine import StealMeter, describe, processor
 from refsim import Simulator
 
 
@@ -140,6 +141,47 @@ def test_the_report_states_the_errors_it_was_given(tmp_path) -> None:
     assert [row.split(" | ")[6:8] for row in rows[3:]] == [["7 / 6", "0 / 1"], ["7 / 6", "0 / 2"],
                                                            ["7 / 6", "0 / 0"]]
     assert (tmp_path / "ns3" / "figures" / "errors.png").stat().st_size > 10_000
+
+
+def test_the_report_says_where_its_speed_was_measured(tmp_path) -> None:
+    """The processor and the share of CPU time stolen during the run go with the speed in
+    the text summary and in the report; a result without them says nothing of either."""
+    case = ns3.Ns3Case("newreno", 10.0, 40.0, 0.0, 1.0)
+    row = {**{k: getattr(case, k) for k in ("cc", "rate_mbps", "rtt_ms", "loss", "queue_bdp")},
+           "label": case.label, "queue_packets": case.queue_packets, "ns3_goodput_bps": 5e6,
+           "mpsched_goodput_bps": 5e6, "goodput_error": 0.0, "mpsched_random_losses": 0.0,
+           "ns3_random_losses": 0.0, "mpsched_fast_recoveries": 0.0, "ns3_fast_recoveries": 0,
+           "mpsched_timeouts": 0.0, "ns3_timeouts": 0, "speed_ratio": 500.0, "ns3_recovery": case.ns3_recovery}
+    result = {"cases": [row], "median_abs_goodput_error": 0.0, "worst_abs_goodput_error": 0.0,
+              "median_speed_ratio": 500.0}
+    assert "Speed measured on" not in ns3.format_comparison(result)
+    result.update(machine="Some CPU (x86_64), 2 CPUs, Python 3.11.7", cpu_steal=0.1234)
+    sentence = ("Speed measured on Some CPU (x86_64), 2 CPUs, Python 3.11.7; the hypervisor took 12.3 % of the CPU "
+                "time during the run (steal in /proc/stat).")
+    assert sentence in ns3.format_comparison(result)
+    assert "steal" not in ns3.format_comparison({**result, "cpu_steal": None})
+    pytest.importorskip("matplotlib")
+    assert sentence in ns3.write_report(result, tmp_path / "ns3", "mpsched validate --against ns3").read_text()
+
+
+def test_the_steal_share_is_read_from_proc_stat(tmp_path) -> None:
+    """StealMeter: the stolen ticks over all ticks between two readings of the ``cpu``
+    line (guest time, already in user time, left out of the total); None where the file
+    is missing or has no steal field. processor(): the first model name of cpuinfo."""
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 50 800 10 0 0 40 7 0\ncpu0 50 0 25 400 5 0 0 20 0 0\n")
+    meter = StealMeter(stat).start()
+    stat.write_text("cpu  160 0 70 900 10 0 0 100 9 0\n")
+    assert meter.share() == pytest.approx(60 / 240)
+    assert StealMeter(tmp_path / "absent").start().share() is None
+    stat.write_text("cpu  100 0 50 800\n")
+    assert StealMeter(stat).start().share() is None
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: X\nmodel name\t: Some CPU @ 2.0GHz\n\n"
+                       "processor\t: 1\nmodel name\t: Some CPU @ 2.0GHz\n")
+    assert processor(cpuinfo) == "Some CPU @ 2.0GHz"
+    assert describe(cpuinfo).startswith("Some CPU @ 2.0GHz (")
+    assert processor(tmp_path / "absent")
 
 
 def test_a_shared_case_is_averaged_over_phases_centred_on_equal_round_trips() -> None:
