@@ -1,10 +1,10 @@
 """What a speed figure was measured on: the processor, and how much of its time the
 machine's hypervisor took while the figure was being measured.
 
-A speed ratio against another simulator depends on the processor (the two programs'
-work is not alike: a tight event loop against many small C++ objects), and on a virtual
-machine a share of every CPU's time can go to other guests (Linux counts it as *steal* in
-``/proc/stat``). Reports that give a speed say where it was measured with
+A speed ratio against another simulator depends on the processor (the two programs do
+different work, whose times need not scale alike from one processor to another), and on
+a virtual machine a share of every CPU's time can go to other guests (Linux counts it as
+*steal* in ``/proc/stat``). Reports that give a speed say where it was measured with
 :func:`describe`, and the share stolen during the measurement with :class:`StealMeter`.
 """
 
