@@ -1110,8 +1110,8 @@ def format_comparison(result: dict[str, Any]) -> str:
 def _measured_on(result: dict[str, Any]) -> str:
     """Where the speed ratios were measured (``result["machine"]``) and the share of the
     CPU time the hypervisor took during the run (``result["cpu_steal"]``), as a sentence;
-    empty when the result does not say. The ratios depend on the processor: the two
-    simulators' work is not alike."""
+    empty when the result does not say. The ratios depend on the processor (DEVELOPERS.md,
+    "Speed")."""
     if not result.get("machine"):
         return ""
     sentence = f"Speed measured on {result['machine']}"
@@ -1243,6 +1243,7 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
     absolute = np.abs(errors)
     arithmetic = ", ".join(sorted({r.get("cubic_arithmetic", "rfc9438") for r in rows}))
     recovery = "; ".join(NS3_RECOVERIES[name] for name in sorted({r.get("ns3_recovery", "prr") for r in rows}))
+    measured_on = _measured_on(result)
     lines = [
         "# mpsched against ns-3: bulk NewReno and Cubic over one drop-tail bottleneck",
         "",
@@ -1261,7 +1262,7 @@ def write_report(result: dict[str, Any], directory: str | Path, command: str) ->
         f"{'met' if within_bounds(result) else 'not met'}.** mpsched is "
         f"{result['median_speed_ratio']:.0f}x faster than ns-3 in the median case (each simulation alone, "
         f"one process), {TIMED_NS3}, which ns-3's `release` and `optimized` profiles leave out (docs/model.md "
-        "7.14 measures what they cost). " + _measured_on(result),
+        "7.14 measures what they cost)." + (f" {measured_on}" if measured_on else ""),
         "",
         "![Goodput error by loss rate, and mpsched's goodput against ns-3's](figures/errors.png)",
         "",

@@ -1880,6 +1880,11 @@ static void on_rto(mps_sim *s, int j) {
 
 enum { EV_RECV = 0, EV_ACK = 1, EV_LINK = 2, EV_ARRIVAL = 3, EV_START = 4, EV_RTO = 5, EV_RATE = 6 };
 
+/* The earlier of the heads of p's acknowledgement lanes (acknowledgements and NACKs). */
+static inline int64_t ack_head_t(const mps_path *p) {
+    return p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
+}
+
 static inline __attribute__((always_inline)) int64_t next_event(mps_sim *s, int *cls, int *index) {
     /* the earliest of each kind over the subflows in one pass, the first index on a tie;
      * then the kinds in their order (EV_*), an earlier kind first on a tie */
@@ -1890,13 +1895,13 @@ static inline __attribute__((always_inline)) int64_t next_event(mps_sim *s, int 
     if (F == 1) { /* one subflow: the same minima without the scan */
         const mps_path *p = &s->paths[0];
         recv_t = p->recvq.head_t;
-        ack_t = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
+        ack_t = ack_head_t(p);
         rto_t = p->rto_deadline;
         recv_i = ack_i = rto_i = 0;
     } else {
         for (int j = 0; j < F; j++) {
             const mps_path *p = &s->paths[j];
-            const int64_t a = p->ackq.head_t < p->nackq.head_t ? p->ackq.head_t : p->nackq.head_t;
+            const int64_t a = ack_head_t(p);
             if (p->recvq.head_t < recv_t) recv_t = p->recvq.head_t, recv_i = j;
             if (a < ack_t) ack_t = a, ack_i = j;
             if (p->rto_deadline < rto_t) rto_t = p->rto_deadline, rto_i = j;
